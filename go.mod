@@ -1,0 +1,3 @@
+module github.com/weftlabs/weft
+
+go 1.26

@@ -1,0 +1,106 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// Key names one conversation. The library's memory IDs use Session alone;
+// the platform fills all three, and stores keep tenants apart by Key.
+type Key struct {
+	Tenant  string `json:"tenant,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session"`
+}
+
+// Record is one stored message with the facts a store keeps beside it.
+type Record struct {
+	// Seq is the message's position in its conversation, assigned by the
+	// store on Append: 1, 2, 3, … with no gaps, one strict order even when
+	// several processes append.
+	Seq int64 `json:"seq"`
+	// ID is the client's message id. Appending a record whose ID the
+	// conversation already holds returns the stored record and adds nothing.
+	// An empty ID is filled by the store with a fresh unique id.
+	ID      string      `json:"id"`
+	Message llm.Message `json:"message"`
+	// Tokens is the message's token count, computed once when it is added so
+	// that history is never re-tokenised.
+	Tokens int `json:"tokens"`
+	// CreatedAt is set by the store on Append when zero.
+	CreatedAt time.Time `json:"created_at"`
+	// Partial marks an assistant message cut short by a failed or cancelled turn.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// Window bounds what Load returns. The zero Window returns everything.
+type Window struct {
+	// MaxTokens bounds the sum of Tokens of the returned log records (the
+	// system record is not counted); 0 means no bound.
+	MaxTokens int
+	// MaxMessages bounds the number of returned log records; 0 means no bound.
+	MaxMessages int
+}
+
+// Store keeps conversations. It is the small interface every backend
+// implements (in-process, SQL, Redis); optional abilities are the Lister,
+// Locker and Trimmer interfaces, found by type assertion.
+//
+// A conversation is an append-only log of records plus at most one system
+// record. Appending a record whose message has RoleSystem does not extend the
+// log: it replaces the conversation's system record (and is a no-op when the
+// text is identical), so a system message is never stored twice and never
+// evicted by a window.
+//
+// Implementations are safe for concurrent use, also across processes for the
+// shared backends.
+type Store interface {
+	// Append adds records to the end of the conversation, in order, and
+	// returns them as stored (Seq, ID and CreatedAt filled).
+	Append(ctx context.Context, key Key, recs ...Record) ([]Record, error)
+	// Load returns the system record first, if any, then the newest log
+	// records that fit the window, oldest first. It walks from the newest
+	// record back and stops at the first record that does not fit.
+	Load(ctx context.Context, key Key, w Window) ([]Record, error)
+	// Delete removes the conversation. Deleting an absent one is not an error.
+	Delete(ctx context.Context, key Key) error
+}
+
+// SessionInfo summarises a stored conversation.
+type SessionInfo struct {
+	Key          Key       `json:"key"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	MessageCount int       `json:"message_count"`
+}
+
+// Lister is implemented by stores that can enumerate conversations.
+type Lister interface {
+	// List returns the conversations of a tenant (and agent, when not empty),
+	// most recently updated first.
+	List(ctx context.Context, tenant, agent string) ([]SessionInfo, error)
+}
+
+// Locker is implemented by stores that serialise turns on one conversation,
+// across processes for shared backends (a lease lock in Redis, an advisory
+// lock in PostgreSQL, a mutex in-process).
+type Locker interface {
+	// Lock waits until the conversation is free or ctx ends, and returns a
+	// release function. The lock lapses after ttl if its holder dies. When
+	// ctx ends first, the error matches ErrLockTimeout.
+	Lock(ctx context.Context, key Key, ttl time.Duration) (release func(), err error)
+}
+
+// Trimmer is implemented by stores that can drop old records.
+type Trimmer interface {
+	// Trim removes the log records with Seq < before. Sequence numbers of
+	// the remaining and later records are unchanged.
+	Trim(ctx context.Context, key Key, before int64) error
+}
+
+// ErrLockTimeout is returned when a conversation stayed locked by another
+// turn until the caller's deadline.
+var ErrLockTimeout = errors.New("memory: conversation is busy with another turn")
