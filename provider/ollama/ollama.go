@@ -1,0 +1,308 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/provider"
+)
+
+// DefaultHost is the address of a local Ollama server.
+const DefaultHost = "http://127.0.0.1:11434"
+
+// DefaultModel is the model used when none is named.
+const DefaultModel = "llama3.2"
+
+const providerName = "ollama"
+
+// Model is an Ollama model. It implements [llm.ChatModel],
+// [llm.EmbeddingModel], [llm.CapabilityReporter] and [llm.Namer], and is safe
+// for concurrent use.
+type Model struct {
+	model   string
+	base    string // no trailing slash
+	apiKey  string
+	client  *http.Client
+	headers http.Header
+}
+
+// Option configures a [Model].
+type Option func(*Model)
+
+// WithModel sets the model name, e.g. "llama3.2" or "qwen3:8b" (default
+// [DefaultModel]).
+func WithModel(name string) Option { return func(m *Model) { m.model = name } }
+
+// WithHost sets the server address: a URL ("http://gpu-box:11434") or a bare
+// host[:port] as OLLAMA_HOST accepts it (default [DefaultHost]).
+func WithHost(host string) Option { return func(m *Model) { m.base = host } }
+
+// WithAPIKey sets a key sent as "Authorization: Bearer <key>", for hosted
+// Ollama or an authenticating proxy. A local server needs none.
+func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient). Requests
+// follow the caller's context; a client timeout would also cut long streams.
+func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
+
+// WithHeader adds a header sent with every request.
+func WithHeader(key, value string) Option {
+	return func(m *Model) { m.headers.Add(key, value) }
+}
+
+// New returns an Ollama model. It fails when the host is not a valid address.
+func New(opts ...Option) (*Model, error) {
+	m := &Model{model: DefaultModel, base: DefaultHost, headers: http.Header{}}
+	for _, o := range opts {
+		o(m)
+	}
+	if m.model == "" {
+		m.model = DefaultModel
+	}
+	if m.client == nil {
+		m.client = http.DefaultClient
+	}
+	base, err := ParseHost(m.base)
+	if err != nil {
+		return nil, err
+	}
+	m.base = base
+	return m, nil
+}
+
+// ParseHost turns an OLLAMA_HOST value into a base URL. It accepts a full URL
+// or a bare host, host:port or :port; a missing scheme means http, and a
+// missing port with a missing scheme means 11434. Empty means [DefaultHost].
+func ParseHost(host string) (string, error) {
+	host = strings.TrimSpace(host)
+	if host == "" {
+		return DefaultHost, nil
+	}
+	hasScheme := strings.Contains(host, "://")
+	if !hasScheme {
+		host = "http://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" && u.Port() == "" {
+		return "", fmt.Errorf("ollama: invalid host %q: want a URL such as http://127.0.0.1:11434 or host:port", strings.TrimPrefix(host, "http://"))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("ollama: invalid host %q: scheme must be http or https", host)
+	}
+	hostname, port := u.Hostname(), u.Port()
+	if hostname == "" {
+		hostname = "127.0.0.1"
+	}
+	if port == "" && !hasScheme {
+		port = "11434"
+	}
+	if port != "" {
+		u.Host = net.JoinHostPort(hostname, port)
+	} else if strings.Contains(hostname, ":") {
+		u.Host = "[" + hostname + "]"
+	} else {
+		u.Host = hostname
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Name returns "ollama/<model>".
+func (m *Model) Name() string { return providerName + "/" + m.model }
+
+// Capabilities reports tools, JSON mode and JSON Schema output and streaming
+// for every model, vision for known vision model families (llava, gemma3,
+// llama3.2-vision, qwen2.5vl, …) and reasoning for known thinking families
+// (deepseek-r1, qwen3, gpt-oss, …). Whether a given model really calls tools
+// is known only to the server, which answers 400 when it cannot.
+func (m *Model) Capabilities() llm.Capabilities {
+	family := modelFamily(m.model)
+	return llm.Capabilities{
+		Tools:      true,
+		JSONSchema: true,
+		JSONMode:   true,
+		Streaming:  true,
+		Vision:     hasPrefix(family, visionFamilies) && !isTextOnlyVariant(m.model),
+		Reasoning:  hasPrefix(family, reasoningFamilies),
+	}
+}
+
+var visionFamilies = []string{
+	"llava", "bakllava", "llama3.2-vision", "llama4", "gemma3", "qwen2.5vl",
+	"qwen2.5-vl", "qwen3-vl", "minicpm-v", "moondream", "granite3.2-vision",
+	"mistral-small3.1", "mistral-small3.2", "mistral-small:24b-3.1", "llama-guard3:11b",
+}
+
+var reasoningFamilies = []string{
+	"deepseek-r1", "qwen3", "gpt-oss", "magistral", "deepseek-v3.1", "phi4-reasoning", "cogito",
+}
+
+// modelFamily strips a registry namespace ("library/", "hf.co/user/") from
+// a model name, keeping the tag.
+func modelFamily(name string) string {
+	name = strings.ToLower(name)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
+}
+
+// isTextOnlyVariant reports the gemma3 sizes that have no vision encoder.
+func isTextOnlyVariant(name string) bool {
+	f := modelFamily(name)
+	return strings.HasPrefix(f, "gemma3:1b") || strings.HasPrefix(f, "gemma3:270m")
+}
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// post sends body as JSON to path and returns the response when its status
+// is 200; any other answer becomes an [*llm.Error].
+func (m *Model) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: providerName, Message: "building request", Err: err}
+	}
+	for k, v := range m.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/x-ndjson, application/json")
+	if m.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+m.apiKey)
+	}
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return nil, m.transportError(ctx, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, m.statusError(resp)
+	}
+	return resp, nil
+}
+
+// transportError describes a failure to get an answer at all. The caller's
+// own cancellation is returned as it is: it is not the provider's failure.
+func (m *Model) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &llm.Error{Kind: llm.ErrTimeout, Provider: providerName, Message: "deadline exceeded", Err: err}
+		}
+		return fmt.Errorf("ollama: %w", ctx.Err())
+	}
+	return &llm.Error{
+		Kind: llm.ErrUnavailable, Provider: providerName,
+		Message: fmt.Sprintf("cannot reach %s (is Ollama running? start it with `ollama serve` or set OLLAMA_HOST)", m.base),
+		Err:     err,
+	}
+}
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// statusError maps a non-200 answer, whose body is normally
+// {"error": "..."}, to a typed error.
+func (m *Model) statusError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	msg := errorText(raw)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	e := &llm.Error{
+		Kind:       llm.KindForStatus(resp.StatusCode),
+		Provider:   providerName,
+		StatusCode: resp.StatusCode,
+		Message:    msg,
+		RetryAfter: llm.ParseRetryAfter(resp.Header, time.Now()),
+	}
+	lower := strings.ToLower(msg)
+	switch {
+	case resp.StatusCode == http.StatusNotFound && strings.Contains(lower, "not found"):
+		e.Message = fmt.Sprintf("%s (pull it with `ollama pull %s`)", msg, m.model)
+	case strings.Contains(lower, "context length") || strings.Contains(lower, "context window"):
+		e.Kind = llm.ErrContextTooLong
+	}
+	return e
+}
+
+// errorText extracts the message of an {"error": ...} body, or returns the
+// trimmed body when it is not one.
+func errorText(raw []byte) string {
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil && len(body.Error) > 0 {
+		var s string
+		if json.Unmarshal(body.Error, &s) == nil {
+			return s
+		}
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(body.Error, &obj) == nil && obj.Message != "" {
+			return obj.Message
+		}
+		return string(body.Error)
+	}
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
+
+func init() {
+	provider.Register(providerName, provider.Provider{
+		Open:         open,
+		Status:       status,
+		Env:          []string{"OLLAMA_HOST", "OLLAMA_API_KEY"},
+		DefaultModel: DefaultModel,
+		Description:  "Ollama native API (local models; chat, tools, vision, embeddings)",
+	})
+}
+
+func open(cfg provider.Config) (llm.ChatModel, error) {
+	host := cfg.BaseURL
+	if host == "" {
+		host = cfg.Getenv("OLLAMA_HOST")
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = cfg.Getenv("OLLAMA_API_KEY")
+	}
+	opts := []Option{WithModel(cfg.Model), WithHost(host), WithAPIKey(key)}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, WithHTTPClient(cfg.HTTPClient))
+	}
+	return New(opts...)
+}
+
+// status reports the provider configured when OLLAMA_HOST is set. It does not
+// probe the network: a listing must not wait on a server.
+func status(getenv func(string) string) provider.Status {
+	host := getenv("OLLAMA_HOST")
+	if host == "" {
+		return provider.Status{Detail: "OLLAMA_HOST not set (a local server is used at " + DefaultHost + ")"}
+	}
+	base, err := ParseHost(host)
+	if err != nil {
+		return provider.Status{Detail: err.Error()}
+	}
+	return provider.Status{Configured: true, Detail: "OLLAMA_HOST=" + base}
+}
