@@ -79,7 +79,7 @@ func TestRules(t *testing.T) {
 			req:      &llm.Request{Messages: []llm.Message{llm.UserMessage("multiply 2 by 3")}, Tools: []llm.ToolSpec{addTool}},
 			wantText: "This is Weft's offline demo model, so it repeats what you said: multiply 2 by 3"},
 		{name: "demo quotes context", model: scripted.Demo(),
-			req: ask("When was the bridge built?\n\nAnswer using the following information:\nThe museum opens at 9.\nThe bridge was built in 1890 by Arrol.\nTickets cost 5 euros."),
+			req:      ask("When was the bridge built?\n\nAnswer using the following information:\nThe museum opens at 9.\nThe bridge was built in 1890 by Arrol.\nTickets cost 5 euros."),
 			wantText: `According to the provided context: "The bridge was built in 1890 by Arrol."`},
 		{name: "demo quotes context tag", model: scripted.Demo(),
 			req:      ask("<context>\nCats sleep 16 hours a day.\n</context>\nHow long do cats sleep?"),
