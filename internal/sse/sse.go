@@ -77,15 +77,17 @@ func newConfig(opts []Option) config {
 // use. Its memory is bounded by the maximum line size (about twice that at
 // worst: one line buffer and one event data buffer).
 type Reader struct {
-	s        lineScanner
-	data     []byte
-	hasData  bool
-	event    string // event type of the event being built
-	lastType string // reused so that repeated event types do not allocate
-	id       string
-	comments int
-	first    bool
-	err      error
+	s       lineScanner
+	data    []byte
+	hasData bool
+	// dispatched: data was handed out by the last call and is reset by the next.
+	dispatched bool
+	event      string // event type of the event being built
+	lastType   string // reused so that repeated event types do not allocate
+	id         string
+	comments   int
+	first      bool
+	err        error
 }
 
 // NewReader returns a Reader that decodes events from r.
@@ -103,8 +105,31 @@ func (r *Reader) Comments() int { return r.comments }
 // or event, and the underlying reader's error otherwise. Errors are sticky:
 // once Next has failed it keeps returning the same error.
 func (r *Reader) Next() (Event, error) {
+	ev, err := r.NextRaw()
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Event: ev.Event, Data: string(ev.Data), ID: ev.ID}, nil
+}
+
+// RawEvent is an event whose data is a slice of the reader's buffer.
+type RawEvent struct {
+	Event string
+	// Data is valid only until the next call to Next or NextRaw.
+	Data []byte
+	ID   string
+}
+
+// NextRaw is like Next but does not copy the data: it allocates nothing
+// once the reader's buffers have grown to the stream's line size, which
+// suits decoders that parse the data at once (json.Unmarshal).
+func (r *Reader) NextRaw() (RawEvent, error) {
 	if r.err != nil {
-		return Event{}, r.err
+		return RawEvent{}, r.err
+	}
+	if r.dispatched {
+		r.dispatched = false
+		r.data = r.data[:0]
 	}
 	for {
 		line, err := r.s.next()
@@ -116,7 +141,7 @@ func (r *Reader) Next() (Event, error) {
 				return r.dispatch(), nil
 			}
 			r.err = err
-			return Event{}, err
+			return RawEvent{}, err
 		}
 		if r.first {
 			r.first = false
@@ -136,7 +161,7 @@ func (r *Reader) Next() (Event, error) {
 		case '{':
 			// JSON-lines tolerance: the whole line is one event's data.
 			if err := r.appendData(line); err != nil {
-				return Event{}, err
+				return RawEvent{}, err
 			}
 			return r.dispatch(), nil
 		}
@@ -150,7 +175,7 @@ func (r *Reader) Next() (Event, error) {
 		switch string(field) {
 		case "data":
 			if err := r.appendData(value); err != nil {
-				return Event{}, err
+				return RawEvent{}, err
 			}
 		case "event":
 			if string(value) != r.lastType {
@@ -185,9 +210,11 @@ func (r *Reader) appendData(v []byte) error {
 	return nil
 }
 
-func (r *Reader) dispatch() Event {
-	ev := Event{Event: r.event, Data: string(r.data), ID: r.id}
-	r.data = r.data[:0]
+// dispatch returns the event being built. Its data buffer is handed out
+// and emptied at the start of the next call.
+func (r *Reader) dispatch() RawEvent {
+	ev := RawEvent{Event: r.event, Data: r.data, ID: r.id}
+	r.dispatched = true
 	r.hasData = false
 	r.event = ""
 	return ev

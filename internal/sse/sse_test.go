@@ -77,6 +77,19 @@ func TestReader(t *testing.T) {
 					t.Errorf("Next after EOF = %v, want io.EOF", err)
 				}
 			}
+			// NextRaw yields the same events.
+			rd := NewReader(strings.NewReader(tt.in))
+			var raw []Event
+			for {
+				ev, err := rd.NextRaw()
+				if err != nil {
+					break
+				}
+				raw = append(raw, Event{Event: ev.Event, Data: string(ev.Data), ID: ev.ID})
+			}
+			if !equalEvents(raw, tt.want) {
+				t.Fatalf("NextRaw events = %q, want %q", raw, tt.want)
+			}
 		})
 	}
 }
@@ -207,7 +220,7 @@ func fixtureDir(t testing.TB) string {
 }
 
 func TestReaderAllocs(t *testing.T) {
-	in := strings.Repeat("event: delta\nid: 1\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n: ping\n\n", 1000)
+	in := strings.Repeat("event: delta\nid: 1\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n: ping\n\n", 1100)
 	rd := NewReader(strings.NewReader(in))
 	allocs := testing.AllocsPerRun(500, func() {
 		if _, err := rd.Next(); err != nil {
@@ -218,6 +231,14 @@ func TestReaderAllocs(t *testing.T) {
 	// and the id are reused.
 	if allocs > 1 {
 		t.Errorf("%.2f allocations per event, want at most 1", allocs)
+	}
+	allocs = testing.AllocsPerRun(500, func() {
+		if _, err := rd.NextRaw(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("NextRaw: %.2f allocations per event, want 0", allocs)
 	}
 }
 
