@@ -1,0 +1,288 @@
+// Package jsonschema derives JSON Schema documents from Go types. Tools use
+// it to describe their arguments, and the typed layer (package ai) to ask a
+// model for structured output.
+//
+// The mapping follows encoding/json, so that what the schema promises is what
+// json.Unmarshal accepts:
+//
+//   - struct fields are named by their `json` tag; `json:"-"` and unexported
+//     fields are left out; embedded structs without a name are flattened;
+//   - a field is required unless its tag says omitempty or omitzero, or its
+//     type is a pointer;
+//   - a `description` tag becomes the property's description;
+//   - string types that implement [Enum] list their values;
+//   - time.Time is a string with format date-time, []byte a base64 string,
+//     maps with string keys are objects, json.RawMessage and interfaces accept
+//     any value.
+//
+// Objects are closed (additionalProperties false), as the strict structured
+// output modes of the providers require. Recursive types are reported as an
+// error: providers reject most recursive schemas anyway.
+//
+// This package is written by hand because the schema is part of Weft's
+// contract with models (field order, required rules, enum discovery) and the
+// generators in the ecosystem each pull in a large dependency for a few
+// hundred lines of code.
+package jsonschema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Enum is implemented by string types with a closed set of values. The
+// schema of such a type lists the values, and the typed layer accepts only
+// them as an answer.
+//
+//	type Sentiment string
+//	func (Sentiment) EnumValues() []string { return []string{"positive", "neutral", "negative"} }
+type Enum interface {
+	EnumValues() []string
+}
+
+var (
+	timeType    = reflect.TypeFor[time.Time]()
+	rawType     = reflect.TypeFor[json.RawMessage]()
+	enumType    = reflect.TypeFor[Enum]()
+	marshalType = reflect.TypeFor[json.Marshaler]()
+)
+
+// ErrUnsupported is matched by the error For returns for a type that has no
+// JSON Schema (channels, functions, complex numbers, maps with non-string
+// keys, recursive types).
+var ErrUnsupported = errors.New("type has no JSON schema")
+
+// For returns the JSON Schema of T.
+func For[T any]() (json.RawMessage, error) { return ForType(reflect.TypeFor[T]()) }
+
+// ForType returns the JSON Schema of t.
+func ForType(t reflect.Type) (json.RawMessage, error) {
+	if t == nil {
+		return nil, fmt.Errorf("jsonschema: nil type: %w", ErrUnsupported)
+	}
+	g := gen{seen: map[reflect.Type]bool{}}
+	if err := g.write(t, ""); err != nil {
+		return nil, fmt.Errorf("jsonschema: %s: %w", t, err)
+	}
+	return json.RawMessage(g.b), nil
+}
+
+// EnumValues returns the values declared by t when t is a string type that
+// implements [Enum], and nil otherwise.
+func EnumValues(t reflect.Type) []string {
+	if t.Kind() != reflect.String || !t.Implements(enumType) {
+		return nil
+	}
+	return reflect.Zero(t).Interface().(Enum).EnumValues()
+}
+
+// Field is a property of an object schema, as [Fields] reports it.
+type Field struct {
+	// Name is the JSON name.
+	Name string
+	// Index is the field's index sequence for reflect.Value.FieldByIndex.
+	Index []int
+	// Required reports whether the schema requires the property.
+	Required bool
+	// Description is the field's `description` tag.
+	Description string
+	Type        reflect.Type
+}
+
+// Fields returns the JSON properties of struct type t in declaration order,
+// with embedded structs flattened, as encoding/json sees them.
+func Fields(t reflect.Type) []Field {
+	var out []Field
+	collect(t, nil, &out)
+	return out
+}
+
+func collect(t reflect.Type, index []int, out *[]Field) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, hasTag := f.Tag.Lookup("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		idx := append(append([]int(nil), index...), i)
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collect(ft, idx, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" || !hasTag {
+			name = f.Name
+		}
+		omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		*out = append(*out, Field{
+			Name:        name,
+			Index:       idx,
+			Required:    !omit && f.Type.Kind() != reflect.Pointer,
+			Description: f.Tag.Get("description"),
+			Type:        f.Type,
+		})
+	}
+}
+
+type gen struct {
+	b    []byte
+	seen map[reflect.Type]bool
+}
+
+func (g *gen) str(s string) { g.b = strconv.AppendQuote(g.b, s) }
+
+// quote writes s as a JSON string (strconv's Go quoting is not JSON for
+// control and non-ASCII characters, so encoding/json does it).
+func (g *gen) quote(s string) {
+	q, _ := json.Marshal(s)
+	g.b = append(g.b, q...)
+}
+
+func (g *gen) open(typ, desc string) {
+	g.b = append(g.b, `{"type":`...)
+	g.str(typ)
+	g.desc(desc)
+}
+
+func (g *gen) desc(desc string) {
+	if desc != "" {
+		g.b = append(g.b, `,"description":`...)
+		g.quote(desc)
+	}
+}
+
+func (g *gen) write(t reflect.Type, desc string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if vals := EnumValues(t); vals != nil {
+		g.open("string", desc)
+		g.b = append(g.b, `,"enum":[`...)
+		for i, v := range vals {
+			if i > 0 {
+				g.b = append(g.b, ',')
+			}
+			g.quote(v)
+		}
+		g.b = append(g.b, "]}"...)
+		return nil
+	}
+	switch {
+	case t == timeType:
+		g.open("string", desc)
+		g.b = append(g.b, `,"format":"date-time"}`...)
+		return nil
+	case t == rawType || t.Kind() == reflect.Interface:
+		g.b = append(g.b, '{')
+		if desc != "" {
+			g.b = append(g.b, `"description":`...)
+			g.quote(desc)
+		}
+		g.b = append(g.b, '}')
+		return nil
+	case t.Implements(marshalType) || reflect.PointerTo(t).Implements(marshalType):
+		// A type that marshals itself may produce anything.
+		g.b = append(g.b, '{')
+		if desc != "" {
+			g.b = append(g.b, `"description":`...)
+			g.quote(desc)
+		}
+		g.b = append(g.b, '}')
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		g.open("string", desc)
+	case reflect.Bool:
+		g.open("boolean", desc)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		g.open("integer", desc)
+	case reflect.Float32, reflect.Float64:
+		g.open("number", desc)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+			g.open("string", desc)
+			g.b = append(g.b, `,"contentEncoding":"base64"}`...)
+			return nil
+		}
+		g.open("array", desc)
+		g.b = append(g.b, `,"items":`...)
+		if err := g.write(t.Elem(), ""); err != nil {
+			return err
+		}
+		if t.Kind() == reflect.Array {
+			g.b = append(g.b, `,"minItems":`...)
+			g.b = strconv.AppendInt(g.b, int64(t.Len()), 10)
+			g.b = append(g.b, `,"maxItems":`...)
+			g.b = strconv.AppendInt(g.b, int64(t.Len()), 10)
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return fmt.Errorf("map key %s: %w", t.Key(), ErrUnsupported)
+		}
+		g.open("object", desc)
+		g.b = append(g.b, `,"additionalProperties":`...)
+		if err := g.write(t.Elem(), ""); err != nil {
+			return err
+		}
+	case reflect.Struct:
+		return g.object(t, desc)
+	default:
+		return fmt.Errorf("%s: %w", t, ErrUnsupported)
+	}
+	g.b = append(g.b, '}')
+	return nil
+}
+
+func (g *gen) object(t reflect.Type, desc string) error {
+	if g.seen[t] {
+		return fmt.Errorf("recursive type %s: %w", t, ErrUnsupported)
+	}
+	g.seen[t] = true
+	defer delete(g.seen, t)
+	g.open("object", desc)
+	g.b = append(g.b, `,"properties":{`...)
+	fields := Fields(t)
+	var required []string
+	for i, f := range fields {
+		if i > 0 {
+			g.b = append(g.b, ',')
+		}
+		g.quote(f.Name)
+		g.b = append(g.b, ':')
+		if err := g.write(f.Type, f.Description); err != nil {
+			return fmt.Errorf("field %s: %w", f.Name, err)
+		}
+		if f.Required {
+			required = append(required, f.Name)
+		}
+	}
+	g.b = append(g.b, '}')
+	if len(required) > 0 {
+		g.b = append(g.b, `,"required":[`...)
+		for i, r := range required {
+			if i > 0 {
+				g.b = append(g.b, ',')
+			}
+			g.quote(r)
+		}
+		g.b = append(g.b, ']')
+	}
+	g.b = append(g.b, `,"additionalProperties":false}`...)
+	return nil
+}

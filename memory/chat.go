@@ -1,0 +1,147 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tokens"
+)
+
+// Chat is the memory of one conversation: a [Store] seen through a
+// [Window]. It is what a typed call or a platform turn reads history from
+// and writes new messages to. A Chat is safe for concurrent use, but turns
+// that read, call a model and write must hold [Chat.Lock] to keep their
+// messages together.
+//
+// The window applies on read (Messages returns what fits) and on write
+// (after Add, records that fell out of the window are trimmed when the
+// store implements [Trimmer]). The rules are those of [Fit].
+type Chat struct {
+	store   Store
+	key     Key
+	window  Window
+	counter tokens.Counter
+	lock    func(ctx context.Context) (func(), error)
+}
+
+// ChatOption configures a [Chat] or the chats of a [Chats].
+type ChatOption func(*chatConfig)
+
+type chatConfig struct {
+	store   Store
+	counter tokens.Counter
+	lockTTL time.Duration
+	key     func(id string) Key
+}
+
+// WithStore sets the store (default: one in-process store per Chats).
+func WithStore(s Store) ChatOption { return func(c *chatConfig) { c.store = s } }
+
+// WithCounter sets the counter of Record.Tokens (default tokens.Estimator).
+func WithCounter(c tokens.Counter) ChatOption { return func(cc *chatConfig) { cc.counter = c } }
+
+// WithLockTTL sets the lease of a store's lock (see [Locker]; default
+// DefaultLockTTL).
+func WithLockTTL(d time.Duration) ChatOption { return func(c *chatConfig) { c.lockTTL = d } }
+
+// WithKey maps memory IDs to store keys (default Key{Session: id}), for
+// example to put a tenant in front.
+func WithKey(f func(id string) Key) ChatOption { return func(c *chatConfig) { c.key = f } }
+
+// NewChat returns the memory of conversation key in store, bounded by w.
+// Turns are serialised with the store's [Locker] when it has one, and with
+// an in-process lock otherwise.
+func NewChat(store Store, key Key, w Window, opts ...ChatOption) *Chat {
+	cfg := chatConfig{store: store}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &Chat{store: cfg.store, key: key, window: w, counter: cfg.counter}
+	if c.counter == nil {
+		c.counter = tokens.Estimator{}
+	}
+	c.lock = lockFor(c.store, key, cfg.lockTTL, nil)
+	return c
+}
+
+// Key returns the conversation's key.
+func (c *Chat) Key() Key { return c.key }
+
+// Window returns the chat's window.
+func (c *Chat) Window() Window { return c.window }
+
+// Messages appends to dst the messages that fit the window, system message
+// first, oldest first, and returns the extended slice.
+func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, error) {
+	recs, err := c.Records(ctx)
+	if err != nil {
+		return dst, err
+	}
+	for i := range recs {
+		dst = append(dst, recs[i].Message)
+	}
+	return dst, nil
+}
+
+// Records returns the records that fit the window, system record first.
+func (c *Chat) Records(ctx context.Context) ([]Record, error) {
+	recs, err := c.store.Load(ctx, c.key, c.window)
+	if err != nil {
+		return nil, fmt.Errorf("memory: load %s: %w", c.key.Session, err)
+	}
+	return Fit(recs, c.window), nil
+}
+
+// Add appends messages, counting their tokens. A system message replaces
+// the stored one (and is not stored twice when identical). When the store
+// implements [Trimmer], records that no longer fit the window are removed.
+func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	var buf [4]Record
+	recs := buf[:0]
+	for _, m := range msgs {
+		recs = append(recs, Record{Message: m, Tokens: tokens.MessageTokens(c.counter, m)})
+	}
+	if _, err := c.store.Append(ctx, c.key, recs...); err != nil {
+		return fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
+	}
+	if t, ok := c.store.(Trimmer); ok && (c.window.MaxMessages > 0 || c.window.MaxTokens > 0) {
+		return c.trim(ctx, t)
+	}
+	return nil
+}
+
+// trim removes the log records older than the window's oldest.
+func (c *Chat) trim(ctx context.Context, t Trimmer) error {
+	recs, err := c.Records(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Message.Role != llm.RoleSystem {
+			if r.Seq > 1 {
+				if err := t.Trim(ctx, c.key, r.Seq); err != nil {
+					return fmt.Errorf("memory: trim %s: %w", c.key.Session, err)
+				}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// Clear deletes the conversation.
+func (c *Chat) Clear(ctx context.Context) error {
+	if err := c.store.Delete(ctx, c.key); err != nil {
+		return fmt.Errorf("memory: delete %s: %w", c.key.Session, err)
+	}
+	return nil
+}
+
+// Lock waits until no other turn holds the conversation (or ctx ends) and
+// returns the function that releases it.
+func (c *Chat) Lock(ctx context.Context) (release func(), err error) { return c.lock(ctx) }

@@ -1,0 +1,148 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/tokens"
+)
+
+// Chats is memory per ID: one [Chat] for each memory ID, created lazily on
+// first use, all sharing one store and one window. It is what
+// ai.MemoryPerID takes. Safe for concurrent use.
+type Chats struct {
+	cfg    chatConfig
+	window Window
+	locks  *stripes
+
+	mu    sync.Mutex
+	chats map[string]*Chat
+}
+
+// MessageWindow returns memory per ID that keeps the n most recent messages
+// of each conversation (besides the system message, which is always kept).
+// An assistant message that called tools and the tool results that answer
+// it are evicted together.
+func MessageWindow(n int, opts ...ChatOption) *Chats {
+	return newChats(Window{MaxMessages: n}, opts)
+}
+
+// TokenWindow returns memory per ID that keeps the most recent messages of
+// each conversation whose tokens, as counter counts them, sum to at most n.
+// Messages are indivisible; a system message is always kept, even alone and
+// larger than the window.
+func TokenWindow(n int, counter tokens.Counter, opts ...ChatOption) *Chats {
+	return newChats(Window{MaxTokens: n}, append([]ChatOption{WithCounter(counter)}, opts...))
+}
+
+func newChats(w Window, opts []ChatOption) *Chats {
+	c := &Chats{window: w, chats: map[string]*Chat{}}
+	for _, o := range opts {
+		o(&c.cfg)
+	}
+	if c.cfg.store == nil {
+		c.cfg.store = NewInMemory()
+	}
+	if c.cfg.counter == nil {
+		c.cfg.counter = tokens.Estimator{}
+	}
+	if c.cfg.key == nil {
+		c.cfg.key = func(id string) Key { return Key{Session: id} }
+	}
+	if _, ok := c.cfg.store.(Locker); !ok {
+		c.locks = newStripes()
+	}
+	return c
+}
+
+// Store returns the store the chats share.
+func (cs *Chats) Store() Store { return cs.cfg.store }
+
+// Chat returns the memory of id, creating it on first use.
+func (cs *Chats) Chat(id string) *Chat {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.chats[id]; ok {
+		return c
+	}
+	key := cs.cfg.key(id)
+	c := &Chat{store: cs.cfg.store, key: key, window: cs.window, counter: cs.cfg.counter}
+	c.lock = lockFor(cs.cfg.store, key, cs.cfg.lockTTL, cs.locks)
+	cs.chats[id] = c
+	return c
+}
+
+// IDs returns the memory IDs in use in this process, sorted.
+func (cs *Chats) IDs() []string {
+	cs.mu.Lock()
+	ids := make([]string, 0, len(cs.chats))
+	for id := range cs.chats {
+		ids = append(ids, id)
+	}
+	cs.mu.Unlock()
+	slices.Sort(ids)
+	return ids
+}
+
+// Evict deletes the conversation of id from the store and forgets it.
+func (cs *Chats) Evict(ctx context.Context, id string) error {
+	c := cs.Chat(id)
+	if err := c.Clear(ctx); err != nil {
+		return err
+	}
+	cs.mu.Lock()
+	delete(cs.chats, id)
+	cs.mu.Unlock()
+	return nil
+}
+
+// lockFor returns the lock function of a conversation: the store's Locker
+// when it has one, else a stripe of an in-process lock table.
+func lockFor(store Store, key Key, ttl time.Duration, s *stripes) func(context.Context) (func(), error) {
+	if l, ok := store.(Locker); ok {
+		return func(ctx context.Context) (func(), error) { return l.Lock(ctx, key, ttl) }
+	}
+	if s == nil {
+		s = newStripes()
+	}
+	sem := s.of(key)
+	return func(ctx context.Context) (func(), error) {
+		select {
+		case sem <- struct{}{}:
+			return func() { <-sem }, nil
+		case <-ctx.Done():
+			return nil, errors.Join(ErrLockTimeout, ctx.Err())
+		}
+	}
+}
+
+// stripes is a fixed table of semaphores that conversations hash onto. Two
+// conversations may share a stripe and then wait for each other, which
+// costs some concurrency but never correctness, and the table never grows.
+type stripes struct {
+	seed maphash.Seed
+	sems [64]chan struct{}
+}
+
+func newStripes() *stripes {
+	s := &stripes{seed: maphash.MakeSeed()}
+	for i := range s.sems {
+		s.sems[i] = make(chan struct{}, 1)
+	}
+	return s
+}
+
+func (s *stripes) of(k Key) chan struct{} {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(k.Tenant)
+	h.WriteByte(0)
+	h.WriteString(k.Agent)
+	h.WriteByte(0)
+	h.WriteString(k.Session)
+	return s.sems[h.Sum64()%uint64(len(s.sems))]
+}
