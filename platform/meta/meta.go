@@ -1,0 +1,176 @@
+// Package meta is the platform's metadata store: tenants, API keys, agents,
+// sessions and idempotency records, in SQL — SQLite embedded by default,
+// PostgreSQL when the platform scales out. Every read and write is scoped to
+// a tenant: a method given one tenant never sees another's rows.
+package meta
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: no such object in this tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a unique name is taken, or the object changed meanwhile.
+	ErrConflict = errors.New("conflict")
+)
+
+// Tenant is an isolated owner of objects.
+type Tenant struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// APIKey is a stored key. The secret is never stored: only its SHA-256 hash.
+type APIKey struct {
+	ID        string    `json:"id"`
+	TenantID  string    `json:"tenant"`
+	Name      string    `json:"name"`
+	Admin     bool      `json:"admin"`
+	Hash      []byte    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Retrieval configures how an agent recalls from its knowledge bases.
+type Retrieval struct {
+	TopK     int     `json:"top_k"`
+	Mode     string  `json:"mode"`
+	MinScore float64 `json:"min_score"`
+}
+
+// Remote points an agent at an agent on another Weft server.
+type Remote struct {
+	URL     string `json:"url"`
+	AgentID string `json:"agent_id"`
+	// APIKeyEnv names the environment variable holding the remote API key.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+// Agent is an agent as data. See API.md for the meaning and defaults of each
+// field; [Agent.Defaults] applies them.
+type Agent struct {
+	ID                  string    `json:"id"`
+	TenantID            string    `json:"-"`
+	Name                string    `json:"name"`
+	SystemPrompt        string    `json:"system_prompt"`
+	Model               string    `json:"model"`
+	Temperature         *float64  `json:"temperature,omitempty"`
+	MaxTokens           *int      `json:"max_tokens,omitempty"`
+	ContextWindowTokens int       `json:"context_window_tokens"`
+	ReserveTokens       int       `json:"reserve_tokens"`
+	KnowledgeBaseIDs    []string  `json:"knowledge_base_ids"`
+	Retrieval           Retrieval `json:"retrieval"`
+	ToolIDs             []string  `json:"tool_ids"`
+	DelegateAgentIDs    []string  `json:"delegate_agent_ids"`
+	MaxToolRounds       int       `json:"max_tool_rounds"`
+	MaxDelegateDepth    int       `json:"max_delegate_depth"`
+	Enabled             bool      `json:"enabled"`
+	Remote              *Remote   `json:"remote,omitempty"`
+	CreatedAt           time.Time `json:"created_at"`
+	UpdatedAt           time.Time `json:"updated_at"`
+}
+
+// The agent defaults of API.md.
+const (
+	DefaultContextWindow    = 4096
+	DefaultReserveTokens    = 512
+	DefaultTopK             = 5
+	DefaultRetrievalMode    = "hybrid"
+	DefaultMaxToolRounds    = 5
+	DefaultMaxDelegateDepth = 3
+)
+
+// Defaults fills the zero fields of a new agent with API.md's defaults.
+// Enabled is the caller's to set (it defaults to true at the API).
+func (a *Agent) Defaults() {
+	if a.ContextWindowTokens == 0 {
+		a.ContextWindowTokens = DefaultContextWindow
+	}
+	if a.ReserveTokens == 0 {
+		a.ReserveTokens = DefaultReserveTokens
+	}
+	if a.Retrieval.TopK == 0 {
+		a.Retrieval.TopK = DefaultTopK
+	}
+	if a.Retrieval.Mode == "" {
+		a.Retrieval.Mode = DefaultRetrievalMode
+	}
+	if a.MaxToolRounds == 0 {
+		a.MaxToolRounds = DefaultMaxToolRounds
+	}
+	if a.MaxDelegateDepth == 0 {
+		a.MaxDelegateDepth = DefaultMaxDelegateDepth
+	}
+	if a.KnowledgeBaseIDs == nil {
+		a.KnowledgeBaseIDs = []string{}
+	}
+	if a.ToolIDs == nil {
+		a.ToolIDs = []string{}
+	}
+	if a.DelegateAgentIDs == nil {
+		a.DelegateAgentIDs = []string{}
+	}
+}
+
+// Session is a conversation's registration: which tenant and agent own it.
+// Its messages live in the session store (package memory).
+type Session struct {
+	ID        string    `json:"id"`
+	TenantID  string    `json:"-"`
+	AgentID   string    `json:"agent_id"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// ParentID links a delegate's session to the session that delegated.
+	ParentID string `json:"parent_id,omitempty"`
+}
+
+// Idempotent is the stored outcome of a request made with an Idempotency-Key.
+type Idempotent struct {
+	Status int    `json:"status"`
+	Body   []byte `json:"body"`
+}
+
+// Store is the metadata store. Every method that takes a tenant ID only
+// touches that tenant's rows; an object of another tenant is ErrNotFound.
+type Store interface {
+	// Tenants.
+	EnsureTenant(ctx context.Context, name string) (Tenant, error)
+	TenantByID(ctx context.Context, id string) (Tenant, error)
+	CountKeys(ctx context.Context) (int, error)
+
+	// API keys.
+	CreateKey(ctx context.Context, k APIKey) error
+	KeyByID(ctx context.Context, id string) (APIKey, error)
+	ListKeys(ctx context.Context, tenant string) ([]APIKey, error)
+	DeleteKey(ctx context.Context, tenant, id string) error
+
+	// Agents.
+	CreateAgent(ctx context.Context, a Agent) error
+	Agent(ctx context.Context, tenant, id string) (Agent, error)
+	AgentByName(ctx context.Context, tenant, name string) (Agent, error)
+	ListAgents(ctx context.Context, tenant string) ([]Agent, error)
+	UpdateAgent(ctx context.Context, a Agent) error
+	DeleteAgent(ctx context.Context, tenant, id string) error
+
+	// Sessions.
+	CreateSession(ctx context.Context, s Session) error
+	Session(ctx context.Context, tenant, id string) (Session, error)
+	ListSessions(ctx context.Context, tenant, agent string) ([]Session, error)
+	TouchSession(ctx context.Context, tenant, id string, at time.Time) error
+	DeleteSession(ctx context.Context, tenant, id string) error
+
+	// Idempotency: Claim reserves key for a request; it returns the stored
+	// outcome and true when the key was used before (Status 0 while the
+	// first request is still running). Complete stores the outcome.
+	ClaimIdempotent(ctx context.Context, tenant, key string, ttl time.Duration) (Idempotent, bool, error)
+	CompleteIdempotent(ctx context.Context, tenant, key string, out Idempotent) error
+	ReleaseIdempotent(ctx context.Context, tenant, key string) error
+
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}

@@ -1,0 +1,486 @@
+package meta
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// dialect is the little that differs between SQLite and PostgreSQL here.
+type dialect struct {
+	name  string
+	blob  string
+	int64 string
+	// rebind turns ? placeholders into the dialect's.
+	rebind func(string) string
+}
+
+var (
+	sqliteDialect = dialect{name: "sqlite", blob: "BLOB", int64: "INTEGER", rebind: func(q string) string { return q }}
+	pgDialect     = dialect{name: "postgres", blob: "BYTEA", int64: "BIGINT", rebind: dollarParams}
+)
+
+// dollarParams rewrites ? placeholders as $1, $2, … (queries here hold no
+// literal question marks).
+func dollarParams(q string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// SQL is the metadata store over database/sql, for SQLite and PostgreSQL.
+type SQL struct {
+	db *sql.DB
+	d  dialect
+}
+
+// OpenSQLite opens (creating if needed) the SQLite database at path, in WAL
+// mode, and applies the schema migrations.
+func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("meta: open sqlite %s: %w", path, err)
+	}
+	return open(ctx, db, sqliteDialect)
+}
+
+// OpenPostgres connects to PostgreSQL at dsn and applies the schema
+// migrations. Several servers may share one database.
+func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("meta: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(20)
+	return open(ctx, db, pgDialect)
+}
+
+func open(ctx context.Context, db *sql.DB, d dialect) (*SQL, error) {
+	s := &SQL{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrations are applied in order, once each, recorded in weft_meta_migrations.
+// Append new steps; never edit a released one. {blob} and {int64} are the
+// dialect's types. Agents keep their configuration as JSON so that new agent
+// fields need no migration.
+var migrations = []string{
+	`CREATE TABLE tenants (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL UNIQUE,
+		created_at {int64} NOT NULL
+	);
+	CREATE TABLE api_keys (
+		id TEXT PRIMARY KEY,
+		tenant_id TEXT NOT NULL REFERENCES tenants(id),
+		name TEXT NOT NULL,
+		admin INTEGER NOT NULL,
+		hash {blob} NOT NULL,
+		created_at {int64} NOT NULL
+	);
+	CREATE INDEX api_keys_tenant ON api_keys(tenant_id);
+	CREATE TABLE agents (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		config TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id),
+		UNIQUE (tenant_id, name)
+	);
+	CREATE TABLE sessions (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		agent_id TEXT NOT NULL,
+		parent_id TEXT NOT NULL DEFAULT '',
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id)
+	);
+	CREATE INDEX sessions_agent ON sessions(tenant_id, agent_id, updated_at);
+	CREATE TABLE idempotency (
+		tenant_id TEXT NOT NULL,
+		key TEXT NOT NULL,
+		status INTEGER NOT NULL,
+		body {blob},
+		expires_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, key)
+	);`,
+}
+
+func (s *SQL) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS weft_meta_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.int64+` NOT NULL)`); err != nil {
+		return fmt.Errorf("meta: migrations table: %w", err)
+	}
+	for i, m := range migrations {
+		version := i + 1
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			if s.d.name == "postgres" {
+				// Several servers may start at once on one database.
+				if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7215021)`); err != nil {
+					return err
+				}
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COUNT(*) FROM weft_meta_migrations WHERE version = ?`), version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			ddl := strings.NewReplacer("{blob}", s.d.blob, "{int64}", s.d.int64).Replace(m)
+			for _, stmt := range strings.Split(ddl, ";") {
+				if strings.TrimSpace(stmt) == "" {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO weft_meta_migrations (version, applied_at) VALUES (?, ?)`), version, time.Now().Unix())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("meta: migration %d: %w", version, err)
+		}
+	}
+	return nil
+}
+
+func (s *SQL) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return s.db.ExecContext(ctx, s.d.rebind(q), args...)
+}
+
+func (s *SQL) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(ctx, s.d.rebind(q), args...)
+}
+
+func (s *SQL) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, s.d.rebind(q), args...)
+}
+
+// isUnique reports whether err is a unique-constraint violation.
+func isUnique(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("meta: %s: %w", op, ErrNotFound)
+	case isUnique(err):
+		return fmt.Errorf("meta: %s: %w", op, ErrConflict)
+	}
+	return fmt.Errorf("meta: %s: %w", op, err)
+}
+
+func micros(t time.Time) int64     { return t.UnixMicro() }
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// Ping implements [Store].
+func (s *SQL) Ping(ctx context.Context) error { return wrap("ping", s.db.PingContext(ctx)) }
+
+// Close implements [Store].
+func (s *SQL) Close() error { return s.db.Close() }
+
+// EnsureTenant implements [Store]: it returns the tenant named name,
+// creating it if needed.
+func (s *SQL) EnsureTenant(ctx context.Context, name string) (Tenant, error) {
+	t := Tenant{ID: NewID("ten"), Name: name, CreatedAt: time.Now().UTC()}
+	if _, err := s.exec(ctx, `INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`, t.ID, t.Name, micros(t.CreatedAt)); err != nil {
+		return Tenant{}, wrap("ensure tenant", err)
+	}
+	var created int64
+	err := s.queryRow(ctx, `SELECT id, name, created_at FROM tenants WHERE name = ?`, name).Scan(&t.ID, &t.Name, &created)
+	t.CreatedAt = fromMicros(created)
+	return t, wrap("ensure tenant", err)
+}
+
+// TenantByID implements [Store].
+func (s *SQL) TenantByID(ctx context.Context, id string) (Tenant, error) {
+	var t Tenant
+	var created int64
+	err := s.queryRow(ctx, `SELECT id, name, created_at FROM tenants WHERE id = ?`, id).Scan(&t.ID, &t.Name, &created)
+	t.CreatedAt = fromMicros(created)
+	return t, wrap("tenant "+id, err)
+}
+
+// CountKeys implements [Store].
+func (s *SQL) CountKeys(ctx context.Context) (int, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM api_keys`).Scan(&n)
+	return n, wrap("count keys", err)
+}
+
+// CreateKey implements [Store].
+func (s *SQL) CreateKey(ctx context.Context, k APIKey) error {
+	_, err := s.exec(ctx, `INSERT INTO api_keys (id, tenant_id, name, admin, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		k.ID, k.TenantID, k.Name, boolInt(k.Admin), k.Hash, micros(k.CreatedAt))
+	return wrap("create key", err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// KeyByID implements [Store].
+func (s *SQL) KeyByID(ctx context.Context, id string) (APIKey, error) {
+	var k APIKey
+	var admin int
+	var created int64
+	err := s.queryRow(ctx, `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`, id).
+		Scan(&k.ID, &k.TenantID, &k.Name, &admin, &k.Hash, &created)
+	k.Admin, k.CreatedAt = admin != 0, fromMicros(created)
+	return k, wrap("key", err)
+}
+
+// ListKeys implements [Store].
+func (s *SQL) ListKeys(ctx context.Context, tenant string) ([]APIKey, error) {
+	rows, err := s.query(ctx, `SELECT id, tenant_id, name, admin, created_at FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`, tenant)
+	if err != nil {
+		return nil, wrap("list keys", err)
+	}
+	defer rows.Close()
+	keys := []APIKey{}
+	for rows.Next() {
+		var k APIKey
+		var admin int
+		var created int64
+		if err := rows.Scan(&k.ID, &k.TenantID, &k.Name, &admin, &created); err != nil {
+			return nil, wrap("list keys", err)
+		}
+		k.Admin, k.CreatedAt = admin != 0, fromMicros(created)
+		keys = append(keys, k)
+	}
+	return keys, wrap("list keys", rows.Err())
+}
+
+// DeleteKey implements [Store].
+func (s *SQL) DeleteKey(ctx context.Context, tenant, id string) error {
+	return s.deleteOne(ctx, "delete key "+id, `DELETE FROM api_keys WHERE tenant_id = ? AND id = ?`, tenant, id)
+}
+
+func (s *SQL) deleteOne(ctx context.Context, op, q string, args ...any) error {
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("meta: %s: %w", op, ErrNotFound)
+	}
+	return nil
+}
+
+// CreateAgent implements [Store].
+func (s *SQL) CreateAgent(ctx context.Context, a Agent) error {
+	cfg, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("meta: create agent: %w", err)
+	}
+	_, err = s.exec(ctx, `INSERT INTO agents (tenant_id, id, name, config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.TenantID, a.ID, a.Name, string(cfg), micros(a.CreatedAt), micros(a.UpdatedAt))
+	return wrap("create agent "+a.Name, err)
+}
+
+func scanAgent(tenant string, sc interface{ Scan(...any) error }) (Agent, error) {
+	var cfg string
+	if err := sc.Scan(&cfg); err != nil {
+		return Agent{}, err
+	}
+	var a Agent
+	if err := json.Unmarshal([]byte(cfg), &a); err != nil {
+		return Agent{}, fmt.Errorf("decode agent: %w", err)
+	}
+	a.TenantID = tenant
+	return a, nil
+}
+
+// Agent implements [Store].
+func (s *SQL) Agent(ctx context.Context, tenant, id string) (Agent, error) {
+	a, err := scanAgent(tenant, s.queryRow(ctx, `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`, tenant, id))
+	return a, wrap("agent "+id, err)
+}
+
+// AgentByName implements [Store].
+func (s *SQL) AgentByName(ctx context.Context, tenant, name string) (Agent, error) {
+	a, err := scanAgent(tenant, s.queryRow(ctx, `SELECT config FROM agents WHERE tenant_id = ? AND name = ?`, tenant, name))
+	return a, wrap("agent "+name, err)
+}
+
+// ListAgents implements [Store].
+func (s *SQL) ListAgents(ctx context.Context, tenant string) ([]Agent, error) {
+	rows, err := s.query(ctx, `SELECT config FROM agents WHERE tenant_id = ? ORDER BY created_at, id`, tenant)
+	if err != nil {
+		return nil, wrap("list agents", err)
+	}
+	defer rows.Close()
+	agents := []Agent{}
+	for rows.Next() {
+		a, err := scanAgent(tenant, rows)
+		if err != nil {
+			return nil, wrap("list agents", err)
+		}
+		agents = append(agents, a)
+	}
+	return agents, wrap("list agents", rows.Err())
+}
+
+// UpdateAgent implements [Store].
+func (s *SQL) UpdateAgent(ctx context.Context, a Agent) error {
+	cfg, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("meta: update agent: %w", err)
+	}
+	res, err := s.exec(ctx, `UPDATE agents SET name = ?, config = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
+		a.Name, string(cfg), micros(a.UpdatedAt), a.TenantID, a.ID)
+	if err != nil {
+		return wrap("update agent "+a.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("meta: update agent %s: %w", a.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteAgent implements [Store].
+func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
+	return s.deleteOne(ctx, "delete agent "+id, `DELETE FROM agents WHERE tenant_id = ? AND id = ?`, tenant, id)
+}
+
+// CreateSession implements [Store].
+func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
+	_, err := s.exec(ctx, `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, micros(ss.CreatedAt), micros(ss.UpdatedAt))
+	return wrap("create session", err)
+}
+
+func scanSession(tenant string, sc interface{ Scan(...any) error }) (Session, error) {
+	ss := Session{TenantID: tenant}
+	var created, updated int64
+	err := sc.Scan(&ss.ID, &ss.AgentID, &ss.ParentID, &created, &updated)
+	ss.CreatedAt, ss.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return ss, err
+}
+
+// Session implements [Store].
+func (s *SQL) Session(ctx context.Context, tenant, id string) (Session, error) {
+	ss, err := scanSession(tenant, s.queryRow(ctx, `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`, tenant, id))
+	return ss, wrap("session "+id, err)
+}
+
+// ListSessions implements [Store]: the tenant's sessions (of one agent when
+// agent is not empty), most recently updated first. Delegates' sessions are
+// listed too; their ParentID says so.
+func (s *SQL) ListSessions(ctx context.Context, tenant, agent string) ([]Session, error) {
+	q := `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ?`
+	args := []any{tenant}
+	if agent != "" {
+		q += ` AND agent_id = ?`
+		args = append(args, agent)
+	}
+	rows, err := s.query(ctx, q+` ORDER BY updated_at DESC, id`, args...)
+	if err != nil {
+		return nil, wrap("list sessions", err)
+	}
+	defer rows.Close()
+	out := []Session{}
+	for rows.Next() {
+		ss, err := scanSession(tenant, rows)
+		if err != nil {
+			return nil, wrap("list sessions", err)
+		}
+		out = append(out, ss)
+	}
+	return out, wrap("list sessions", rows.Err())
+}
+
+// TouchSession implements [Store].
+func (s *SQL) TouchSession(ctx context.Context, tenant, id string, at time.Time) error {
+	_, err := s.exec(ctx, `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ?`, micros(at), tenant, id)
+	return wrap("touch session", err)
+}
+
+// DeleteSession implements [Store].
+func (s *SQL) DeleteSession(ctx context.Context, tenant, id string) error {
+	return s.deleteOne(ctx, "delete session "+id, `DELETE FROM sessions WHERE tenant_id = ? AND id = ?`, tenant, id)
+}
+
+// ClaimIdempotent implements [Store].
+func (s *SQL) ClaimIdempotent(ctx context.Context, tenant, key string, ttl time.Duration) (Idempotent, bool, error) {
+	now := time.Now()
+	if _, err := s.exec(ctx, `DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND expires_at < ?`, tenant, key, micros(now)); err != nil {
+		return Idempotent{}, false, wrap("idempotency", err)
+	}
+	res, err := s.exec(ctx, `INSERT INTO idempotency (tenant_id, key, status, body, expires_at) VALUES (?, ?, 0, NULL, ?) ON CONFLICT (tenant_id, key) DO NOTHING`,
+		tenant, key, micros(now.Add(ttl)))
+	if err != nil {
+		return Idempotent{}, false, wrap("idempotency", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return Idempotent{}, false, nil
+	}
+	var out Idempotent
+	err = s.queryRow(ctx, `SELECT status, body FROM idempotency WHERE tenant_id = ? AND key = ?`, tenant, key).Scan(&out.Status, &out.Body)
+	if err != nil {
+		return Idempotent{}, false, wrap("idempotency", err)
+	}
+	return out, true, nil
+}
+
+// CompleteIdempotent implements [Store].
+func (s *SQL) CompleteIdempotent(ctx context.Context, tenant, key string, out Idempotent) error {
+	_, err := s.exec(ctx, `UPDATE idempotency SET status = ?, body = ? WHERE tenant_id = ? AND key = ?`, out.Status, out.Body, tenant, key)
+	return wrap("idempotency", err)
+}
+
+// ReleaseIdempotent implements [Store]: it forgets a claim whose request
+// failed before producing an answer worth replaying.
+func (s *SQL) ReleaseIdempotent(ctx context.Context, tenant, key string) error {
+	_, err := s.exec(ctx, `DELETE FROM idempotency WHERE tenant_id = ? AND key = ?`, tenant, key)
+	return wrap("idempotency", err)
+}

@@ -1,0 +1,228 @@
+package meta
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stores returns the stores the contract runs on: SQLite always, PostgreSQL
+// when WEFT_TEST_POSTGRES_URL is set (in a schema of its own, dropped after).
+func stores(t *testing.T) map[string]Store {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]Store{}
+	lite, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	out["sqlite"] = lite
+	if dsn := os.Getenv("WEFT_TEST_POSTGRES_URL"); dsn != "" {
+		out["postgres"] = openTestPostgres(t, dsn)
+	}
+	return out
+}
+
+func openTestPostgres(t *testing.T, dsn string) *SQL {
+	t.Helper()
+	ctx := context.Background()
+	schema := strings.ToLower(NewID("meta_test"))
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		admin.Close()
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	pg, err := OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	return pg
+}
+
+func TestStoreContract(t *testing.T) {
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) { runContract(t, s) })
+	}
+}
+
+func runContract(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	a, err := s.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.EnsureTenant(ctx, "acme")
+	if err != nil || again.ID != a.ID {
+		t.Fatalf("EnsureTenant twice = %v, %v; want the same tenant %s", again, err, a.ID)
+	}
+	b, _ := s.EnsureTenant(ctx, "globex")
+
+	// Keys.
+	k := APIKey{ID: NewID("key"), TenantID: a.ID, Name: "ci", Admin: true, Hash: []byte{1, 2, 3}, CreatedAt: now}
+	if err := s.CreateKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.KeyByID(ctx, k.ID)
+	if err != nil || got.TenantID != a.ID || !got.Admin || string(got.Hash) != string(k.Hash) || !got.CreatedAt.Equal(now) {
+		t.Fatalf("KeyByID = %+v, %v", got, err)
+	}
+	if keys, _ := s.ListKeys(ctx, b.ID); len(keys) != 0 {
+		t.Fatalf("tenant globex sees acme's keys: %v", keys)
+	}
+	if err := s.DeleteKey(ctx, b.ID, k.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cross-tenant DeleteKey = %v, want ErrNotFound", err)
+	}
+	if n, _ := s.CountKeys(ctx); n != 1 {
+		t.Fatalf("CountKeys = %d, want 1", n)
+	}
+
+	// Agents.
+	ag := Agent{ID: NewID("agt"), TenantID: a.ID, Name: "support", SystemPrompt: "be kind", Enabled: true, CreatedAt: now, UpdatedAt: now}
+	ag.Defaults()
+	if err := s.CreateAgent(ctx, ag); err != nil {
+		t.Fatal(err)
+	}
+	dup := ag
+	dup.ID = NewID("agt")
+	if err := s.CreateAgent(ctx, dup); !errors.Is(err, ErrConflict) {
+		t.Fatalf("duplicate name = %v, want ErrConflict", err)
+	}
+	other := ag
+	other.ID, other.TenantID = NewID("agt"), b.ID
+	if err := s.CreateAgent(ctx, other); err != nil {
+		t.Fatalf("same name in another tenant: %v", err)
+	}
+	ga, err := s.Agent(ctx, a.ID, ag.ID)
+	if err != nil || ga.SystemPrompt != "be kind" || ga.ContextWindowTokens != DefaultContextWindow || ga.TenantID != a.ID {
+		t.Fatalf("Agent = %+v, %v", ga, err)
+	}
+	if _, err := s.Agent(ctx, b.ID, ag.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cross-tenant Agent = %v, want ErrNotFound", err)
+	}
+	if byName, err := s.AgentByName(ctx, a.ID, "support"); err != nil || byName.ID != ag.ID {
+		t.Fatalf("AgentByName = %+v, %v", byName, err)
+	}
+	ga.SystemPrompt = "be brief"
+	ga.UpdatedAt = now.Add(time.Second)
+	if err := s.UpdateAgent(ctx, ga); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.ListAgents(ctx, a.ID); len(list) != 1 || list[0].SystemPrompt != "be brief" {
+		t.Fatalf("ListAgents = %+v", list)
+	}
+	ghost := ga
+	ghost.TenantID = b.ID
+	if err := s.UpdateAgent(ctx, ghost); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cross-tenant UpdateAgent = %v, want ErrNotFound", err)
+	}
+
+	// Sessions.
+	ss := Session{ID: NewID("ses"), TenantID: a.ID, AgentID: ag.ID, CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateSession(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	ss2 := Session{ID: NewID("ses"), TenantID: a.ID, AgentID: ag.ID, ParentID: ss.ID, CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateSession(ctx, ss2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TouchSession(ctx, a.ID, ss.ID, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListSessions(ctx, a.ID, ag.ID)
+	if err != nil || len(list) != 2 || list[0].ID != ss.ID || list[1].ParentID != ss.ID {
+		t.Fatalf("ListSessions = %+v, %v (want the touched session first)", list, err)
+	}
+	if _, err := s.Session(ctx, b.ID, ss.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cross-tenant Session = %v", err)
+	}
+	if err := s.DeleteSession(ctx, a.ID, ss2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAgent(ctx, a.ID, ag.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAgent(ctx, a.ID, ag.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second DeleteAgent = %v, want ErrNotFound", err)
+	}
+
+	// Idempotency: one claim wins among concurrent ones; the outcome replays.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	winners := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, seen, err := s.ClaimIdempotent(ctx, a.ID, "k1", time.Hour)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !seen {
+				mu.Lock()
+				winners++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if winners != 1 {
+		t.Fatalf("%d claims won, want exactly 1", winners)
+	}
+	if err := s.CompleteIdempotent(ctx, a.ID, "k1", Idempotent{Status: 200, Body: []byte(`{"ok":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	out, seen, err := s.ClaimIdempotent(ctx, a.ID, "k1", time.Hour)
+	if err != nil || !seen || out.Status != 200 || string(out.Body) != `{"ok":true}` {
+		t.Fatalf("replay = %+v, %v, %v", out, seen, err)
+	}
+	if _, seen, _ := s.ClaimIdempotent(ctx, b.ID, "k1", time.Hour); seen {
+		t.Fatalf("another tenant's key replayed")
+	}
+	if err := s.ReleaseIdempotent(ctx, a.ID, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, seen, _ := s.ClaimIdempotent(ctx, a.ID, "k1", time.Hour); seen {
+		t.Fatalf("released key still replays")
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	for range 2 {
+		s, err := OpenSQLite(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+func TestDollarParams(t *testing.T) {
+	if got := dollarParams("a = ? AND b = ?"); got != "a = $1 AND b = $2" {
+		t.Fatalf("dollarParams = %q", got)
+	}
+}
