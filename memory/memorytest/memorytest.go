@@ -527,7 +527,9 @@ func testList(t *testing.T, s memory.Store) {
 		t.Skip("store is not a Lister")
 	}
 	tenant := "list-" + random()
-	key := func(agent, session string) memory.Key { return memory.Key{Tenant: tenant, Agent: agent, Session: session} }
+	key := func(agent, session string) memory.Key {
+		return memory.Key{Tenant: tenant, Agent: agent, Session: session}
+	}
 	steps := []struct {
 		k memory.Key
 		n int

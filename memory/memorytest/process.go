@@ -1,0 +1,156 @@
+package memorytest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+)
+
+// The environment of a helper process.
+const (
+	envHelper  = "WEFT_MEMORYTEST_HELPER" // set in helper processes
+	envKey     = "WEFT_MEMORYTEST_KEY"    // tenant/agent/session
+	envWriter  = "WEFT_MEMORYTEST_WRITER"
+	envCount   = "WEFT_MEMORYTEST_COUNT" // 0: append until killed
+	helperTest = "TestHelperProcess"
+)
+
+// HelperProcess is the body of a backend's TestHelperProcess test, the
+// child that [CrossProcess] and [KillMidAppend] start by re-running the test
+// binary. In a normal test run it skips. In a child it opens the store with
+// open (which reads whatever environment the parent passed), appends one
+// record at a time with ids "w<writer>-<i>", prints "ack <seq> <id>" to
+// stdout after each Append returns, and exits.
+func HelperProcess(t *testing.T, open func() (memory.Store, error)) {
+	if os.Getenv(envHelper) == "" {
+		t.Skip("the child of the cross-process tests")
+	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(2)
+	}
+	parts := strings.SplitN(os.Getenv(envKey), "/", 3)
+	if len(parts) != 3 {
+		fail(fmt.Errorf("bad %s %q", envKey, os.Getenv(envKey)))
+	}
+	key := memory.Key{Tenant: parts[0], Agent: parts[1], Session: parts[2]}
+	writer, err1 := strconv.Atoi(os.Getenv(envWriter))
+	count, err2 := strconv.Atoi(os.Getenv(envCount))
+	if err1 != nil || err2 != nil {
+		fail(fmt.Errorf("bad %s or %s", envWriter, envCount))
+	}
+	s, err := open()
+	if err != nil {
+		fail(err)
+	}
+	for i := 0; count == 0 || i < count; i++ {
+		id := fmt.Sprintf("w%d-%d", writer, i)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := s.Append(ctx, key, memory.Record{ID: id, Message: llm.UserMessage(id), Tokens: 1})
+		cancel()
+		if err != nil {
+			fail(err)
+		}
+		// Unbuffered: the parent sees the ack as soon as Append returned.
+		fmt.Fprintf(os.Stdout, "ack %d %s\n", out[0].Seq, out[0].ID)
+	}
+	os.Exit(0)
+}
+
+func helper(t *testing.T, env []string, key memory.Key, writer, count int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+helperTest+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, envHelper+"=1", envKey+"="+key.Tenant+"/"+key.Agent+"/"+key.Session,
+		envWriter+"="+strconv.Itoa(writer), envCount+"="+strconv.Itoa(count))
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// CrossProcess starts two child processes (see [HelperProcess]) that append
+// each records to one conversation concurrently, and checks with s that the
+// log holds all of them in one strict order with no gap. env is added to the
+// children's environment, for the child's open function.
+func CrossProcess(t *testing.T, s memory.Store, env []string, each int) {
+	t.Helper()
+	key := newKey("processes")
+	const writers = 2
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		cmd := helper(t, env, key, w, each)
+		wg.Go(func() {
+			out, err := cmd.Output()
+			if err == nil && strings.Count(string(out), "ack ") != each {
+				err = fmt.Errorf("%d acks, want %d", strings.Count(string(out), "ack "), each)
+			}
+			errs[w] = err
+		})
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Fatalf("helper process %d: %v", w, err)
+		}
+	}
+	CheckLog(t, mustLoad(t, s, key, memory.Window{}), writers, each)
+}
+
+// KillMidAppend starts a child process (see [HelperProcess]) that appends
+// until it is killed, kills it with SIGKILL after acks acknowledged appends,
+// and checks with s that every acknowledged record is stored with the Seq it
+// was acknowledged with, and that the log is gap-free (the append in flight
+// when the child died may or may not be there, but never half).
+func KillMidAppend(t *testing.T, s memory.Store, env []string, acks int) {
+	t.Helper()
+	key := newKey("kill")
+	cmd := helper(t, env, key, 0, 0)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]int64{}
+	sc := bufio.NewScanner(stdout)
+	for len(acked) < acks && sc.Scan() {
+		var seq int64
+		var id string
+		if _, err := fmt.Sscanf(sc.Text(), "ack %d %s", &seq, &id); err != nil {
+			t.Fatalf("helper wrote %q", sc.Text())
+		}
+		acked[id] = seq
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait() // killed: the error is expected
+	if len(acked) < acks {
+		t.Fatalf("helper died after %d acks, want %d: %v", len(acked), acks, sc.Err())
+	}
+	log := mustLoad(t, s, key, memory.Window{})
+	if len(log) < len(acked) {
+		t.Fatalf("%d records stored, %d acknowledged", len(log), len(acked))
+	}
+	for i, r := range log {
+		if r.Seq != int64(i+1) || r.ID != fmt.Sprintf("w0-%d", i) || r.Message.Text() != r.ID {
+			t.Fatalf("record %d is %q seq %d: want w0-%d seq %d", i, r.ID, r.Seq, i, i+1)
+		}
+		delete(acked, r.ID)
+	}
+	if len(acked) > 0 {
+		t.Fatalf("acknowledged records lost: %v", acked)
+	}
+}

@@ -1,0 +1,185 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/memorytest"
+	"github.com/weftlabs/weft/memory/sqlstore"
+)
+
+// The children of the cross-process tests open the store these name.
+const (
+	envBackend = "WEFT_SQLSTORE_TEST_BACKEND" // sqlite or postgres
+	envTarget  = "WEFT_SQLSTORE_TEST_TARGET"  // a file path or a DSN
+)
+
+func openSQLite(t testing.TB, path string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSQLiteContract(t *testing.T) {
+	t.Parallel()
+	memorytest.Run(t, func(t *testing.T) memory.Store {
+		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+	})
+}
+
+// postgresDSN returns a DSN whose search_path is a fresh schema, dropped
+// when the test ends, or skips without WEFT_TEST_POSTGRES_URL.
+func postgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("WEFT_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WEFT_TEST_POSTGRES_URL is not set")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "weft_memtest_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect %s: %v", base, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+func openPostgres(t testing.TB, dsn string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.OpenPostgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPostgresContract(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	s := openPostgres(t, dsn)
+	memorytest.Run(t, func(t *testing.T) memory.Store { return s })
+}
+
+func TestPostgresConcurrentOpen(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	// Several stores migrating one fresh schema at once apply each step once.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { openPostgres(t, dsn) })
+	}
+	wg.Wait()
+}
+
+func TestSQLiteReopen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	ctx := context.Background()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	s := openSQLite(t, path)
+	if _, err := s.Append(ctx, key, memory.Record{ID: "m1"}, memory.Record{ID: "m2"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Opening again applies no migration twice and keeps the data.
+	s = openSQLite(t, path)
+	recs, err := s.Append(ctx, key, memory.Record{ID: "m3"})
+	if err != nil || recs[0].Seq != 3 {
+		t.Fatalf("Append after reopen = %+v, %v; want Seq 3", recs, err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if _, err := sqlstore.OpenSQLite(ctx, ""); err == nil {
+		t.Error("OpenSQLite(\"\") succeeded")
+	}
+	dir := t.TempDir()
+	if _, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "missing", "memory.db")); err == nil || !strings.Contains(err.Error(), "sqlstore: open sqlite") {
+		t.Errorf("OpenSQLite in a missing directory: err = %v", err)
+	}
+	// Nothing listens on port 1.
+	_, err := sqlstore.OpenPostgres(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2")
+	if err == nil || !strings.Contains(err.Error(), "sqlstore: open postgres") {
+		t.Errorf("OpenPostgres of a closed port: err = %v", err)
+	}
+}
+
+func TestErrorsNameStoreAndOperation(t *testing.T) {
+	t.Parallel()
+	s := openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+	s.Close()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	_, err := s.Load(context.Background(), key, memory.Window{})
+	if want := "sqlstore: sqlite: load t/a/s: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Load on a closed store: err = %v, want prefix %q", err, want)
+	}
+}
+
+func TestHelperProcess(t *testing.T) {
+	memorytest.HelperProcess(t, func() (memory.Store, error) {
+		ctx := context.Background()
+		switch os.Getenv(envBackend) {
+		case "sqlite":
+			return sqlstore.OpenSQLite(ctx, os.Getenv(envTarget))
+		case "postgres":
+			return sqlstore.OpenPostgres(ctx, os.Getenv(envTarget))
+		}
+		return nil, fmt.Errorf("unknown %s %q", envBackend, os.Getenv(envBackend))
+	})
+}
+
+func TestSQLiteCrossProcess(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := openSQLite(t, path)
+	env := []string{envBackend + "=sqlite", envTarget + "=" + path}
+	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
+	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
+}
+
+func TestPostgresCrossProcess(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	s := openPostgres(t, dsn)
+	env := []string{envBackend + "=postgres", envTarget + "=" + dsn}
+	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
+	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
+}

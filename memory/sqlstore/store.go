@@ -1,0 +1,441 @@
+// Package sqlstore keeps conversations in SQL: SQLite (embedded, pure Go,
+// the platform's default) or PostgreSQL (shared by every replica).
+//
+// Both dialects use one schema, created and upgraded on open by versioned
+// steps recorded in memory_schema_migrations:
+//
+//	memory_sessions  (tenant, agent, session) → last_seq, msg_count, created_at, updated_at
+//	memory_messages  (tenant, agent, session, seq) → msg_id, tokens, partial, created_at, message (JSON)
+//	                 seq 0 is the system record; a unique index on
+//	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
+//	memory_locks     (tenant, agent, session) → token, expires_at: the Locker's leases
+//
+// Times are Unix nanoseconds. Append runs in one transaction that first
+// upserts the session row and reads its last_seq: in PostgreSQL the upsert
+// locks that row, so appenders to one conversation queue on it while other
+// conversations proceed; SQLite opens every transaction IMMEDIATE (WAL
+// mode, busy_timeout), so writers take turns, across processes too. Load is
+// one query: window functions (a running sum of tokens and a row number,
+// newest first) cut the window inside the database.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+)
+
+type dialect int
+
+const (
+	sqlite dialect = iota
+	postgres
+)
+
+func (d dialect) String() string {
+	if d == postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// Store is a [memory.Store] over SQL. It also implements [memory.Lister],
+// [memory.Locker] and [memory.Trimmer]. It is safe for concurrent use, also
+// by several processes sharing one database.
+type Store struct {
+	db      *sql.DB
+	pool    *pgxpool.Pool // owned, closed by Close; nil for SQLite or a borrowed pool
+	dialect dialect
+	queries queries
+}
+
+var (
+	_ memory.Store   = (*Store)(nil)
+	_ memory.Lister  = (*Store)(nil)
+	_ memory.Locker  = (*Store)(nil)
+	_ memory.Trimmer = (*Store)(nil)
+)
+
+// OpenSQLite opens (creating if needed) the SQLite database at path and
+// brings its schema up to date. The database runs in WAL mode with a busy
+// timeout of 10 s, and every transaction is IMMEDIATE, so that concurrent
+// appenders, also in other processes, take turns instead of failing.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlstore: open sqlite: empty path")
+	}
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout(10000)")
+	v.Add("_pragma", "journal_mode(WAL)")
+	v.Add("_pragma", "synchronous(NORMAL)")
+	v.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+v.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
+	}
+	s := newStore(db, nil, sqlite)
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// OpenPostgres connects to PostgreSQL with a pgx pool and brings the schema
+// up to date. dsn is a URL or key=value string as pgx accepts it; a
+// search_path parameter in it selects the schema.
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
+	}
+	s, err := NewPostgres(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.pool = pool
+	return s, nil
+}
+
+// NewPostgres returns a store over an existing pool and brings the schema up
+// to date. Close does not close the pool.
+func NewPostgres(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
+	s := newStore(stdlib.OpenDBFromPool(pool), nil, postgres)
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
+	}
+	return s, nil
+}
+
+func newStore(db *sql.DB, pool *pgxpool.Pool, d dialect) *Store {
+	s := &Store{db: db, pool: pool, dialect: d}
+	s.queries = prepareQueries(s.q)
+	return s
+}
+
+// Close releases the store's connections.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	return err
+}
+
+// q adapts a query written with ? placeholders to the store's dialect.
+func (s *Store) q(query string) string {
+	if s.dialect == postgres {
+		return rebind(query)
+	}
+	return query
+}
+
+type queries struct {
+	upsertSession, selectByIDs, selectSystem, upsertSystem, updateSession string
+	load, deleteMessages, deleteSession, trim, trimCount, list, listAgent string
+	lockAcquire, lockRelease                                               string
+}
+
+const cols = `seq, msg_id, tokens, partial, created_at, message`
+
+func prepareQueries(q func(string) string) queries {
+	return queries{
+		upsertSession: q(`INSERT INTO memory_sessions (tenant, agent, session, last_seq, msg_count, created_at, updated_at)
+			VALUES (?, ?, ?, 0, 0, ?, ?)
+			ON CONFLICT (tenant, agent, session) DO UPDATE SET last_seq = memory_sessions.last_seq
+			RETURNING last_seq`),
+		selectSystem: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0`),
+		upsertSystem: q(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, agent, session, seq) DO UPDATE SET msg_id = excluded.msg_id, tokens = excluded.tokens,
+			partial = excluded.partial, created_at = excluded.created_at, message = excluded.message`),
+		updateSession: q(`UPDATE memory_sessions SET last_seq = ?, msg_count = msg_count + ?, updated_at = ?
+			WHERE tenant = ? AND agent = ? AND session = ?`),
+		load: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0
+			UNION ALL
+			SELECT ` + cols + ` FROM (
+				SELECT ` + cols + `,
+					SUM(tokens) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING) AS running,
+					ROW_NUMBER() OVER (ORDER BY seq DESC) AS rn
+				FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0
+			) w WHERE (? <= 0 OR running <= ?) AND (? <= 0 OR rn <= ?)
+			ORDER BY seq`),
+		deleteMessages: q(`DELETE FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ?`),
+		deleteSession:  q(`DELETE FROM memory_sessions WHERE tenant = ? AND agent = ? AND session = ?`),
+		trim:           q(`DELETE FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0 AND seq < ?`),
+		trimCount:      q(`UPDATE memory_sessions SET msg_count = msg_count - ? WHERE tenant = ? AND agent = ? AND session = ?`),
+		list: q(`SELECT tenant, agent, session, created_at, updated_at, msg_count FROM memory_sessions
+			WHERE tenant = ? ORDER BY updated_at DESC, agent, session`),
+		listAgent: q(`SELECT tenant, agent, session, created_at, updated_at, msg_count FROM memory_sessions
+			WHERE tenant = ? AND agent = ? ORDER BY updated_at DESC, agent, session`),
+		lockAcquire: q(`INSERT INTO memory_locks (tenant, agent, session, token, expires_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, agent, session) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+			WHERE memory_locks.expires_at <= ?`),
+		lockRelease: q(`DELETE FROM memory_locks WHERE tenant = ? AND agent = ? AND session = ? AND token = ?`),
+	}
+}
+
+func (s *Store) fail(op string, key memory.Key, err error) error {
+	return fmt.Errorf("sqlstore: %s: %s %s: %w", s.dialect, op, key, err)
+}
+
+// Append implements [memory.Store]. It runs in one transaction; the
+// conversation's other appenders wait for it.
+func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Record) ([]memory.Record, error) {
+	out, err := s.append(ctx, key, recs)
+	if err != nil {
+		return nil, s.fail("append", key, err)
+	}
+	return out, nil
+}
+
+type encoded struct {
+	rec  memory.Record
+	json string
+}
+
+func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record) ([]memory.Record, error) {
+	now := time.Now().UTC().Round(0)
+	in := make([]encoded, len(recs))
+	hasSystem := false
+	var ids []any
+	for i, r := range recs {
+		if r.ID == "" {
+			r.ID = memory.NewID()
+		} else if r.Message.Role != llm.RoleSystem {
+			ids = append(ids, r.ID)
+		}
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = now
+		}
+		hasSystem = hasSystem || r.Message.Role == llm.RoleSystem
+		b, err := json.Marshal(r.Message)
+		if err != nil {
+			return nil, fmt.Errorf("encode message %d: %w", i, err)
+		}
+		in[i] = encoded{r, string(b)}
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	k := []any{key.Tenant, key.Agent, key.Session}
+	var last int64
+	if err := tx.QueryRowContext(ctx, s.queries.upsertSession, key.Tenant, key.Agent, key.Session, now.UnixNano(), now.UnixNano()).Scan(&last); err != nil {
+		return nil, err
+	}
+	seen := map[string]memory.Record{}
+	if len(ids) > 0 {
+		q := s.q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0 AND msg_id IN (?` +
+			strings.Repeat(", ?", len(ids)-1) + `)`)
+		found, err := scanRecords(tx.QueryContext(ctx, q, append(k, ids...)...))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range found {
+			seen[r.ID] = r
+		}
+	}
+	var sys *memory.Record
+	if hasSystem {
+		found, err := scanRecords(tx.QueryContext(ctx, s.queries.selectSystem, k...))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) > 0 {
+			sys = &found[0]
+		}
+	}
+
+	out := make([]memory.Record, len(in))
+	var insert strings.Builder
+	var args []any
+	added, changed := 0, false
+	for i, e := range in {
+		r := e.rec
+		if r.Message.Role == llm.RoleSystem {
+			if sys == nil || sys.Message.Text() != r.Message.Text() {
+				r.Seq = 0
+				if _, err := tx.ExecContext(ctx, s.queries.upsertSystem, key.Tenant, key.Agent, key.Session,
+					r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json); err != nil {
+					return nil, err
+				}
+				sys, changed = &r, true
+			}
+			out[i] = *sys
+			continue
+		}
+		if prev, ok := seen[r.ID]; ok {
+			out[i] = prev
+			continue
+		}
+		last++
+		r.Seq = last
+		seen[r.ID] = r
+		out[i] = r
+		if added == 0 {
+			insert.WriteString(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `) VALUES `)
+		} else {
+			insert.WriteString(", ")
+		}
+		insert.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, key.Tenant, key.Agent, key.Session, r.Seq, r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json)
+		added++
+	}
+	if added > 0 {
+		if _, err := tx.ExecContext(ctx, s.q(insert.String()), args...); err != nil {
+			return nil, err
+		}
+	}
+	if added > 0 || changed {
+		if _, err := tx.ExecContext(ctx, s.queries.updateSession, last, added, now.UnixNano(), key.Tenant, key.Agent, key.Session); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	// The messages decoded from storage and the ones appended must not share
+	// memory with the caller's records.
+	for i := range out {
+		if out[i].Message, err = cloneMessage(out[i].Message); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func cloneMessage(m llm.Message) (llm.Message, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return m, err
+	}
+	var c llm.Message
+	err = json.Unmarshal(b, &c)
+	return c, err
+}
+
+func scanRecords(rows *sql.Rows, err error) ([]memory.Record, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.Record
+	for rows.Next() {
+		var r memory.Record
+		var created int64
+		var msg string
+		if err := rows.Scan(&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = time.Unix(0, created).UTC()
+		if err := json.Unmarshal([]byte(msg), &r.Message); err != nil {
+			return nil, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Load implements [memory.Store] with one query.
+func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+	out, err := scanRecords(s.db.QueryContext(ctx, s.queries.load,
+		key.Tenant, key.Agent, key.Session, key.Tenant, key.Agent, key.Session,
+		w.MaxTokens, w.MaxTokens, w.MaxMessages, w.MaxMessages))
+	if err != nil {
+		return nil, s.fail("load", key, err)
+	}
+	return out, nil
+}
+
+// Delete implements [memory.Store].
+func (s *Store) Delete(ctx context.Context, key memory.Key) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.queries.deleteMessages, key.Tenant, key.Agent, key.Session); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.queries.deleteSession, key.Tenant, key.Agent, key.Session)
+		return err
+	})
+	if err != nil {
+		return s.fail("delete", key, err)
+	}
+	return nil
+}
+
+// Trim implements [memory.Trimmer]. The ids of trimmed records are
+// forgotten: a later Append with one of them adds a new record.
+func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.queries.trim, key.Tenant, key.Agent, key.Session, before)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.queries.trimCount, n, key.Tenant, key.Agent, key.Session)
+		return err
+	})
+	if err != nil {
+		return s.fail("trim", key, err)
+	}
+	return nil
+}
+
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// List implements [memory.Lister].
+func (s *Store) List(ctx context.Context, tenant, agent string) ([]memory.SessionInfo, error) {
+	var rows *sql.Rows
+	var err error
+	if agent == "" {
+		rows, err = s.db.QueryContext(ctx, s.queries.list, tenant)
+	} else {
+		rows, err = s.db.QueryContext(ctx, s.queries.listAgent, tenant, agent)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %s: list %s/%s: %w", s.dialect, tenant, agent, err)
+	}
+	defer rows.Close()
+	var out []memory.SessionInfo
+	for rows.Next() {
+		var in memory.SessionInfo
+		var created, updated int64
+		if err := rows.Scan(&in.Key.Tenant, &in.Key.Agent, &in.Key.Session, &created, &updated, &in.MessageCount); err != nil {
+			return nil, fmt.Errorf("sqlstore: %s: list %s/%s: %w", s.dialect, tenant, agent, err)
+		}
+		in.CreatedAt, in.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %s: list %s/%s: %w", s.dialect, tenant, agent, err)
+	}
+	return out, nil
+}
