@@ -167,11 +167,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 
 // streamEvent is the union of the Messages API's stream events' payloads.
 type streamEvent struct {
-	Type         string         `json:"type"`
-	Message      *wireResponse  `json:"message"`
-	Index        int            `json:"index"`
-	ContentBlock *responseBlock `json:"content_block"`
-	Delta        *struct {
+	Type         string        `json:"type"`
+	Message      *wireResponse `json:"message"`
+	Index        int           `json:"index"`
+	ContentBlock responseBlock `json:"content_block"`
+	Delta        struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
@@ -218,9 +218,12 @@ func broken(msg string, err error) *llm.Error {
 // kind its type names.
 func decodeStream(r io.Reader, emit func(llm.Chunk) bool) error {
 	rd := sse.NewReader(r, sse.WithMaxLineSize(maxEvent))
-	var st streamState
+	var (
+		st streamState
+		se streamEvent
+	)
 	for {
-		ev, err := rd.Next()
+		ev, err := rd.NextRaw()
 		if err == io.EOF {
 			return broken("the stream ended before message_stop", nil)
 		}
@@ -230,11 +233,11 @@ func decodeStream(r io.Reader, emit func(llm.Chunk) bool) error {
 		if err != nil {
 			return err
 		}
-		if len(bytes.TrimSpace([]byte(ev.Data))) == 0 {
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue
 		}
-		var se streamEvent
-		if err := json.Unmarshal([]byte(ev.Data), &se); err != nil {
+		se = streamEvent{}
+		if err := json.Unmarshal(ev.Data, &se); err != nil {
 			return broken("malformed "+nonEmpty(ev.Event, "stream")+" event", err)
 		}
 		if se.Type == "" {
@@ -265,10 +268,7 @@ func (st *streamState) handle(se *streamEvent, emit func(llm.Chunk) bool) (done 
 		st.usage = se.Message.Usage
 		return !emit(llm.Chunk{Type: llm.ChunkMeta, ResponseID: se.Message.ID, Model: se.Message.Model}), nil
 	case "content_block_start":
-		b := se.ContentBlock
-		if b == nil {
-			return false, broken("content_block_start without a content block", nil)
-		}
+		b := &se.ContentBlock
 		switch b.Type {
 		case "text":
 			if b.Text != "" {
@@ -296,10 +296,7 @@ func (st *streamState) handle(se *streamEvent, emit func(llm.Chunk) bool) (done 
 			}
 		}
 	case "content_block_delta":
-		d := se.Delta
-		if d == nil {
-			return false, broken("content_block_delta without a delta", nil)
-		}
+		d := &se.Delta
 		switch d.Type {
 		case "text_delta":
 			return d.Text != "" && !emit(llm.TextChunk(d.Text)), nil
@@ -326,7 +323,7 @@ func (st *streamState) handle(se *streamEvent, emit func(llm.Chunk) bool) (done 
 		if se.Usage != nil {
 			st.mergeUsage(*se.Usage)
 		}
-		if se.Delta != nil && se.Delta.StopReason != "" {
+		if se.Delta.StopReason != "" {
 			st.finished = true
 			if !emit(llm.FinishChunk(finishReason(se.Delta.StopReason))) {
 				return true, nil

@@ -340,6 +340,7 @@ type chatChunk struct {
 func decodeStream(r io.Reader, emit func(llm.Chunk) bool) error {
 	lr := sse.NewLineReader(r, sse.WithMaxLineSize(maxLine))
 	var (
+		c        chatChunk
 		calls    int
 		sawMeta  bool
 		sawCalls bool
@@ -359,7 +360,7 @@ func decodeStream(r io.Reader, emit func(llm.Chunk) bool) error {
 		if len(line) == 0 {
 			continue
 		}
-		var c chatChunk
+		c = chatChunk{}
 		if err := json.Unmarshal(line, &c); err != nil {
 			return &llm.Error{Kind: llm.ErrStreamBroken, Provider: providerName, Message: fmt.Sprintf("malformed line %.120q", line), Err: err}
 		}

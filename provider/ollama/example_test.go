@@ -2,6 +2,7 @@ package ollama_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,9 +11,18 @@ import (
 	"github.com/weftlabs/weft/provider/ollama"
 )
 
-// fakeOllama answers /api/chat the way a local Ollama server streams.
+// fakeOllama answers /api/chat the way a local Ollama server does: one JSON
+// object, or NDJSON lines when the request asks to stream.
 func fakeOllama() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if !req.Stream {
+			fmt.Fprintln(w, `{"model":"llama3.2","message":{"role":"assistant","content":"Hello, world."},"done":true,"done_reason":"stop","prompt_eval_count":12,"eval_count":4}`)
+			return
+		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		fmt.Fprintln(w, `{"model":"llama3.2","message":{"role":"assistant","content":"Hello"},"done":false}`)
 		fmt.Fprintln(w, `{"model":"llama3.2","message":{"role":"assistant","content":", world."},"done":false}`)
