@@ -1,0 +1,3 @@
+package tokens
+
+//go:generate go run ./internal/gen -out data
