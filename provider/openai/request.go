@@ -44,7 +44,12 @@ func (c *Client) chatBody(req *llm.Request, stream bool) ([]byte, error) {
 	if len(req.Tools) > 0 {
 		w.Tools = make([]wireTool, len(req.Tools))
 		for i, t := range req.Tools {
-			w.Tools[i] = wireTool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
+			params := t.Parameters
+			if len(params) == 0 {
+				// Some servers require a schema; this one means "no arguments".
+				params = emptyParameters
+			}
+			w.Tools[i] = wireTool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: params}}
 		}
 	}
 	switch req.ToolChoice.Mode {
@@ -90,6 +95,8 @@ func (c *Client) chatBody(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	return c.mergeExtra(body, req.Extra)
 }
+
+var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // mergeExtraValue encodes v and merges extra into it, as mergeExtra does.
 func (c *Client) mergeExtraValue(v any, extra map[string]any) (json.RawMessage, error) {

@@ -339,8 +339,8 @@ type embedResponse struct {
 		Index     int       `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
-	Model string     `json:"model"`
-	Usage *wireUsage `json:"usage"`
+	Model string         `json:"model"`
+	Usage *wireUsage     `json:"usage"`
 	Error wireErrorField `json:"error"`
 }
 
@@ -374,7 +374,7 @@ type imageResponse struct {
 		B64JSON       string `json:"b64_json"`
 		RevisedPrompt string `json:"revised_prompt"`
 	} `json:"data"`
-	OutputFormat string     `json:"output_format"`
+	OutputFormat string         `json:"output_format"`
 	Usage        *wireUsage     `json:"usage"`
 	Error        wireErrorField `json:"error"`
 }
