@@ -33,9 +33,10 @@ const DefaultMaxTokens = 4096
 
 const providerName = "anthropic"
 
-// Model is an Anthropic model. It implements [llm.ChatModel],
-// [llm.CapabilityReporter] and [llm.Namer], and is safe for concurrent use.
-type Model struct {
+// Client is a driver for one Anthropic model. It implements
+// [llm.ChatModel], [llm.CapabilityReporter] and [llm.Namer], and is safe for
+// concurrent use. Wrap it in an [llm.Model] for retries and fallbacks.
+type Client struct {
 	model    string
 	endpoint string // …/v1/messages
 	apiKey   string
@@ -43,40 +44,40 @@ type Model struct {
 	headers  http.Header
 }
 
-// Option configures a [Model].
-type Option func(*Model)
+// Option configures a [Client].
+type Option func(*Client)
 
 // WithModel sets the model name, e.g. "claude-sonnet-4-5" (default
 // [DefaultModel]).
-func WithModel(name string) Option { return func(m *Model) { m.model = name } }
+func WithModel(name string) Option { return func(m *Client) { m.model = name } }
 
 // WithAPIKey sets the API key sent as x-api-key. It is required.
-func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
+func WithAPIKey(key string) Option { return func(m *Client) { m.apiKey = key } }
 
 // WithBaseURL sets the API's base URL (default [DefaultBaseURL]), for a proxy
 // or a compatible gateway. A trailing "/v1" is accepted.
-func WithBaseURL(u string) Option { return func(m *Model) { m.endpoint = u } }
+func WithBaseURL(u string) Option { return func(m *Client) { m.endpoint = u } }
 
 // WithHTTPClient sets the HTTP client (default http.DefaultClient). Requests
 // follow the caller's context; a client timeout would also cut long streams.
-func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
+func WithHTTPClient(c *http.Client) Option { return func(m *Client) { m.client = c } }
 
 // WithBeta adds an anthropic-beta header value, enabling a beta feature
 // (for example "context-1m-2025-08-07").
 func WithBeta(feature string) Option {
-	return func(m *Model) { m.headers.Add("anthropic-beta", feature) }
+	return func(m *Client) { m.headers.Add("anthropic-beta", feature) }
 }
 
 // WithHeader adds a header sent with every request.
 func WithHeader(key, value string) Option {
-	return func(m *Model) { m.headers.Add(key, value) }
+	return func(m *Client) { m.headers.Add(key, value) }
 }
 
-// New returns an Anthropic model. It fails with an error of kind
+// New returns a driver for an Anthropic model. It fails with an error of kind
 // [llm.ErrAuthentication] when no API key is given, and when the base URL is
 // not an http(s) URL.
-func New(opts ...Option) (*Model, error) {
-	m := &Model{model: DefaultModel, endpoint: DefaultBaseURL, headers: http.Header{}}
+func New(opts ...Option) (*Client, error) {
+	m := &Client{model: DefaultModel, endpoint: DefaultBaseURL, headers: http.Header{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -104,14 +105,14 @@ func New(opts ...Option) (*Model, error) {
 }
 
 // Name returns "anthropic/<model>".
-func (m *Model) Name() string { return providerName + "/" + m.model }
+func (m *Client) Name() string { return providerName + "/" + m.model }
 
 // Capabilities reports tools, vision and streaming for every model;
 // reasoning (extended thinking) for Claude 3.7 Sonnet and Claude 4 and
 // later; JSON Schema output for the models Anthropic's structured outputs
 // support (Opus, Sonnet and Haiku 4.5 and later); and a 200k-token context
 // window for Claude models.
-func (m *Model) Capabilities() llm.Capabilities {
+func (m *Client) Capabilities() llm.Capabilities {
 	family, major, minor, ok := parseClaude(m.model)
 	c := llm.Capabilities{Tools: true, Vision: true, Streaming: true}
 	if !ok {
@@ -153,7 +154,7 @@ func parseClaude(name string) (family string, major, minor int, ok bool) {
 
 // post sends body to the Messages endpoint and returns the response when its
 // status is 200; any other answer becomes an [*llm.Error].
-func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+func (m *Client) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: providerName, Message: "building request", Err: err}
@@ -180,14 +181,16 @@ func (m *Model) post(ctx context.Context, body []byte, stream bool) (*http.Respo
 	return resp, nil
 }
 
-// transportError describes a failure to get an answer at all. The caller's
-// own cancellation is returned as it is: it is not the provider's failure.
+// transportError describes a failure to reach the server or to read its
+// answer. A caller's cancellation or deadline keeps its cause, so that
+// errors.Is(err, context.Canceled) holds.
 func transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return &llm.Error{Kind: llm.ErrTimeout, Provider: providerName, Message: "deadline exceeded", Err: err}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		kind := llm.ErrUnavailable
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			kind = llm.ErrTimeout
 		}
-		return fmt.Errorf("anthropic: %w", ctx.Err())
+		return &llm.Error{Kind: kind, Provider: providerName, Message: ctxErr.Error(), Err: ctxErr}
 	}
 	return &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, Message: "cannot reach the API", Err: err}
 }

@@ -71,7 +71,7 @@ func serve(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-func newModel(t *testing.T, srv *httptest.Server, opts ...Option) *Model {
+func newModel(t *testing.T, srv *httptest.Server, opts ...Option) *Client {
 	t.Helper()
 	m, err := New(append([]Option{WithAPIKey("sk-ant-test"), WithBaseURL(srv.URL), WithHTTPClient(srv.Client())}, opts...)...)
 	if err != nil {
@@ -372,6 +372,8 @@ func TestRequestErrors(t *testing.T) {
 		{"image without type", &llm.Request{Messages: []llm.Message{llm.UserParts(llm.ImageDataPart("", []byte{1}))}}, "MIME type", false},
 		{"ftp image", &llm.Request{Messages: []llm.Message{llm.UserParts(llm.ImageURLPart("ftp://x/y.png"))}}, "want an http(s) or data URL", false},
 		{"tool result without id", &llm.Request{Messages: []llm.Message{{Role: llm.RoleTool, Parts: []llm.Part{llm.TextPart("r")}}}}, "without a tool call id", false},
+		{"tool call without id", &llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant,
+			ToolCalls: []llm.ToolCall{{Name: "search", Arguments: `{}`}}}}}, `tool call "search" has no id`, false},
 		{"unknown role", &llm.Request{Messages: []llm.Message{{Role: "narrator"}}}, `unknown role "narrator"`, false},
 		{"forced missing tool", &llm.Request{Messages: []llm.Message{llm.UserMessage("x")}, Tools: []llm.ToolSpec{{Name: "a"}},
 			ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "b"}}, `names "b"`, false},
@@ -628,5 +630,61 @@ func TestConformance(t *testing.T) {
 	}
 	if st, _ := provider.StatusOf("anthropic", func(string) string { return "" }); st.Configured || !strings.Contains(st.Detail, "ANTHROPIC_API_KEY") {
 		t.Errorf("status without key = %+v", st)
+	}
+}
+
+func TestGenerateOddAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		kind       error
+		text       string
+	}{
+		{"html page", "<html>Welcome to nginx</html>", llm.ErrUnavailable, "is the base URL right"},
+		{"error with 200", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, llm.ErrUnavailable, "[overloaded_error]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := newModel(t, serve(t, &recorder{answer: []byte(tt.body)}))
+			_, err := m.Generate(context.Background(), userReq("x"))
+			if !errors.Is(err, tt.kind) || !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("err = %v, want %v containing %q", err, tt.kind, tt.text)
+			}
+		})
+	}
+}
+
+// TestModelRetriesOverloaded checks that llm.Model retries a 529 answer
+// from this driver and then streams the answer.
+func TestModelRetriesOverloaded(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	calls := 0
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(529)
+			io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			return
+		}
+		w.Write(fixture(t, "stream_text.sse"))
+	}))
+	var retries []error
+	m := llm.New(newModel(t, srv), llm.WithBackoff(time.Millisecond, time.Millisecond),
+		llm.WithHook(func(_ context.Context, e llm.Event) {
+			if e.Kind == llm.EventRetry {
+				retries = append(retries, e.Err)
+			}
+		}))
+	resp, err := llm.Collect(m.Stream(context.Background(), userReq("hi")))
+	if err != nil || resp.Text() != "Hello, world." {
+		t.Fatalf("Stream = %+v, %v", resp, err)
+	}
+	if len(retries) != 1 || !errors.Is(retries[0], llm.ErrUnavailable) {
+		t.Errorf("retries = %v, want one ErrUnavailable", retries)
 	}
 }

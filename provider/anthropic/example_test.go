@@ -70,7 +70,7 @@ func Example() {
 	// Output: Hello, world.
 }
 
-func ExampleModel_Generate() {
+func ExampleClient_Generate() {
 	srv := fakeAnthropic()
 	defer srv.Close()
 

@@ -81,7 +81,7 @@ func badRequest(format string, args ...any) *llm.Error {
 }
 
 // buildRequest encodes req as a Messages API body.
-func (m *Model) buildRequest(req *llm.Request, stream bool) ([]byte, error) {
+func (m *Client) buildRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, badRequest("nil request")
 	}
@@ -201,6 +201,9 @@ func encodeMessages(in []llm.Message) (string, []wireMessage, error) {
 				blocks = append(blocks, wireBlock{Type: "text", Text: t})
 			}
 			for _, tc := range msg.ToolCalls {
+				if tc.ID == "" {
+					return "", nil, badRequest("message %d: tool call %q has no id; the API links results to calls by id", i, tc.Name)
+				}
 				input, err := toolInput(tc)
 				if err != nil {
 					return "", nil, err

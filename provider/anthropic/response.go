@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
+	"strings"
 
 	"github.com/weftlabs/weft/internal/sse"
 	"github.com/weftlabs/weft/llm"
@@ -15,6 +17,8 @@ import (
 // wireResponse is a Messages API answer, and the "message" of a
 // message_start event.
 type wireResponse struct {
+	Type       string          `json:"type"`
+	Error      *wireError      `json:"error"`
 	ID         string          `json:"id"`
 	Model      string          `json:"model"`
 	Content    []responseBlock `json:"content"`
@@ -80,7 +84,7 @@ func compactJSON(raw json.RawMessage) string {
 const maxBody = 64 << 20
 
 // Generate sends req and returns the complete answer.
-func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	body, err := m.buildRequest(req, false)
 	if err != nil {
 		return nil, err
@@ -99,7 +103,15 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(raw, &wr); err != nil {
-		return nil, &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, Message: "malformed answer", Err: err}
+		snippet := strings.TrimSpace(string(raw[:min(len(raw), 200)]))
+		return nil, &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, StatusCode: resp.StatusCode,
+			Message: fmt.Sprintf("answer is not a Messages API response (content-type %q; is the base URL right?): %q",
+				resp.Header.Get("Content-Type"), snippet),
+			Err: err}
+	}
+	if wr.Type == "error" && wr.Error != nil {
+		// Some gateways answer 200 with an error body.
+		return nil, eventError(*wr.Error)
 	}
 	return wr.response(), nil
 }
@@ -127,7 +139,7 @@ func (wr *wireResponse) response() *llm.Response {
 
 // Stream sends req with "stream": true and yields the answer as it arrives.
 // Breaking out of the loop cancels the request and closes the connection.
-func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+func (m *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
 		body, err := m.buildRequest(req, true)
 		if err != nil {

@@ -73,7 +73,7 @@ func badRequest(format string, args ...any) error {
 }
 
 // buildChat encodes req as an /api/chat body.
-func (m *Model) buildChat(req *llm.Request, stream bool) ([]byte, error) {
+func (m *Client) buildChat(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, badRequest("nil request")
 	}
@@ -250,7 +250,7 @@ func encodeTools(tools []llm.ToolSpec, choice llm.ToolChoice) ([]wireTool, error
 }
 
 // Generate sends req with "stream": false and returns the answer.
-func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	body, err := m.buildChat(req, false)
 	if err != nil {
 		return nil, err
@@ -273,7 +273,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 // Stream sends req with "stream": true and yields the answer as Ollama
 // produces it. Breaking out of the loop cancels the request and closes the
 // connection.
-func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+func (m *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
 		body, err := m.buildChat(req, true)
 		if err != nil {
@@ -303,7 +303,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 }
 
 // readError types a failure met while reading an answer's body.
-func (m *Model) readError(ctx context.Context, err error) error {
+func (m *Client) readError(ctx context.Context, err error) error {
 	var le *llm.Error
 	if errors.As(err, &le) {
 		return err

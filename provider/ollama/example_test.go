@@ -55,7 +55,7 @@ func Example() {
 	// Output: Hello, world.
 }
 
-func ExampleModel_Generate() {
+func ExampleClient_Generate() {
 	srv := fakeOllama()
 	defer srv.Close()
 

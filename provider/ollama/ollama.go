@@ -25,10 +25,10 @@ const DefaultModel = "llama3.2"
 
 const providerName = "ollama"
 
-// Model is an Ollama model. It implements [llm.ChatModel],
+// Client is a driver for one Ollama model. It implements [llm.ChatModel],
 // [llm.EmbeddingModel], [llm.CapabilityReporter] and [llm.Namer], and is safe
-// for concurrent use.
-type Model struct {
+// for concurrent use. Wrap it in an [llm.Model] for retries and fallbacks.
+type Client struct {
 	model   string
 	base    string // no trailing slash
 	apiKey  string
@@ -36,33 +36,34 @@ type Model struct {
 	headers http.Header
 }
 
-// Option configures a [Model].
-type Option func(*Model)
+// Option configures a [Client].
+type Option func(*Client)
 
 // WithModel sets the model name, e.g. "llama3.2" or "qwen3:8b" (default
 // [DefaultModel]).
-func WithModel(name string) Option { return func(m *Model) { m.model = name } }
+func WithModel(name string) Option { return func(m *Client) { m.model = name } }
 
 // WithHost sets the server address: a URL ("http://gpu-box:11434") or a bare
 // host[:port] as OLLAMA_HOST accepts it (default [DefaultHost]).
-func WithHost(host string) Option { return func(m *Model) { m.base = host } }
+func WithHost(host string) Option { return func(m *Client) { m.base = host } }
 
 // WithAPIKey sets a key sent as "Authorization: Bearer <key>", for hosted
 // Ollama or an authenticating proxy. A local server needs none.
-func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
+func WithAPIKey(key string) Option { return func(m *Client) { m.apiKey = key } }
 
 // WithHTTPClient sets the HTTP client (default http.DefaultClient). Requests
 // follow the caller's context; a client timeout would also cut long streams.
-func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
+func WithHTTPClient(c *http.Client) Option { return func(m *Client) { m.client = c } }
 
 // WithHeader adds a header sent with every request.
 func WithHeader(key, value string) Option {
-	return func(m *Model) { m.headers.Add(key, value) }
+	return func(m *Client) { m.headers.Add(key, value) }
 }
 
-// New returns an Ollama model. It fails when the host is not a valid address.
-func New(opts ...Option) (*Model, error) {
-	m := &Model{model: DefaultModel, base: DefaultHost, headers: http.Header{}}
+// New returns a driver for an Ollama model. It fails when the host is not a
+// valid address.
+func New(opts ...Option) (*Client, error) {
+	m := &Client{model: DefaultModel, base: DefaultHost, headers: http.Header{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -117,14 +118,14 @@ func ParseHost(host string) (string, error) {
 }
 
 // Name returns "ollama/<model>".
-func (m *Model) Name() string { return providerName + "/" + m.model }
+func (m *Client) Name() string { return providerName + "/" + m.model }
 
 // Capabilities reports tools, JSON mode and JSON Schema output and streaming
 // for every model, vision for known vision model families (llava, gemma3,
 // llama3.2-vision, qwen2.5vl, …) and reasoning for known thinking families
 // (deepseek-r1, qwen3, gpt-oss, …). Whether a given model really calls tools
 // is known only to the server, which answers 400 when it cannot.
-func (m *Model) Capabilities() llm.Capabilities {
+func (m *Client) Capabilities() llm.Capabilities {
 	family := modelFamily(m.model)
 	return llm.Capabilities{
 		Tools:      true,
@@ -173,7 +174,7 @@ func hasPrefix(s string, prefixes []string) bool {
 
 // post sends body as JSON to path and returns the response when its status
 // is 200; any other answer becomes an [*llm.Error].
-func (m *Model) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
+func (m *Client) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: providerName, Message: "building request", Err: err}
@@ -197,14 +198,16 @@ func (m *Model) post(ctx context.Context, path string, body []byte) (*http.Respo
 	return resp, nil
 }
 
-// transportError describes a failure to get an answer at all. The caller's
-// own cancellation is returned as it is: it is not the provider's failure.
-func (m *Model) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return &llm.Error{Kind: llm.ErrTimeout, Provider: providerName, Message: "deadline exceeded", Err: err}
+// transportError describes a failure to reach the server or to read its
+// answer. A caller's cancellation or deadline keeps its cause, so that
+// errors.Is(err, context.Canceled) holds.
+func (m *Client) transportError(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		kind := llm.ErrUnavailable
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			kind = llm.ErrTimeout
 		}
-		return fmt.Errorf("ollama: %w", ctx.Err())
+		return &llm.Error{Kind: kind, Provider: providerName, Message: ctxErr.Error(), Err: ctxErr}
 	}
 	return &llm.Error{
 		Kind: llm.ErrUnavailable, Provider: providerName,
@@ -218,7 +221,7 @@ const maxErrorBody = 64 << 10
 
 // statusError maps a non-200 answer, whose body is normally
 // {"error": "..."}, to a typed error.
-func (m *Model) statusError(resp *http.Response) error {
+func (m *Client) statusError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	msg := errorText(raw)
 	if msg == "" {

@@ -71,7 +71,7 @@ func serve(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-func newModel(t *testing.T, srv *httptest.Server, opts ...Option) *Model {
+func newModel(t *testing.T, srv *httptest.Server, opts ...Option) *Client {
 	t.Helper()
 	m, err := New(append([]Option{WithHost(srv.URL), WithHTTPClient(srv.Client())}, opts...)...)
 	if err != nil {
