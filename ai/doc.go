@@ -1,0 +1,93 @@
+// Package ai is Weft's typed layer: declare what you want from a model as a
+// Go function, and the package supplies the implementation.
+//
+//	type Translate struct{ Text, Language string }
+//
+//	translate, err := ai.Func[Translate, string](model,
+//		ai.System("You are a professional translator into {{.Language}}."),
+//		ai.User("Translate the following text: {{.Text}}"))
+//	fr, err := translate(ctx, Translate{Text: "Hello", Language: "French"})
+//
+// [Func] declares one function; [Bind] fills every func field of a struct
+// (a whole service); [StreamFunc] and [EventFunc] stream. Types take the
+// place of annotations: a [MemoryID] argument selects the conversation, a
+// [UserName] names the user, [Params] override model parameters for one
+// call, llm.Image arguments become image parts of the user message, and the
+// return type says how the answer is parsed ([Result] adds usage, sources
+// and tool executions to the value).
+//
+// # The pipeline
+//
+// Every call — typed, streamed, or a platform chat turn through [Engine] —
+// runs the same steps in this order:
+//
+//  1. Memory: the conversation of the memory ID is resolved (created on
+//     first use) and locked: turns on one ID are serialised, so concurrent
+//     calls never interleave their messages. Its window is loaded.
+//  2. Messages: system and user messages are rendered from templates over
+//     the argument (package prompt). Without a System template the
+//     SystemFor provider is asked; without either, memory's system
+//     message stays. An identical system message is not stored twice; a
+//     different one replaces the old.
+//  3. Retrieval: the Augmentor turns the user message into an augmented one
+//     and reports its sources (Outcome.Sources). A failing augmentor is
+//     reported to listeners and the turn goes on, unless it was configured
+//     as fatal.
+//  4. Input guardrails see the augmented message: pass, fail or rewrite.
+//  5. Output format: for a structured return type, a JSON Schema response
+//     format when the model declares support, else format instructions
+//     appended to the user message.
+//  6. Memory write: the user message — the original by default, the
+//     augmented one with StoreAugmented — and a new system message.
+//  7. Moderation, when configured, runs concurrently with the model call;
+//     a flagged input fails the call with a *ModerationError.
+//  8. The model call, streamed when the caller consumes events. Every
+//     request passes through the TransformRequest function first.
+//  9. The tool loop: a round's calls run concurrently; errors, panics,
+//     unknown tools and bad arguments become error results the model sees
+//     (policies: ToolErrors, UnknownTools, BadToolArguments); immediate
+//     tools end the turn (ImmediateReturn); after MaxToolRounds rounds
+//     the call fails with a *ToolRoundsError carrying the partial outcome.
+//  10. Output guardrails: pass, fail, rewrite, or re-prompt the model
+//     (bounded by OutputGuardrails' retries).
+//  11. Parsing into the declared type, tolerant of code fences and prose
+//     around JSON; a failure is sent back to the model with the error
+//     (ParseRetries times), then returned as a *ParseError with the raw
+//     text.
+//  12. Memory write of the tool rounds and the final answer; listeners see
+//     started, request, response, tool executed, guardrail, completed and
+//     error notices, all with one invocation ID; OpenTelemetry spans with
+//     gen_ai.* attributes are created when Tracing is given.
+//
+// A blocking call is the same pipeline with nobody consuming events; there
+// is one loop. Streams yield text through every tool round; breaking out of
+// the loop cancels the model call.
+//
+// # Defaults
+//
+// Tool rounds: 10 ([DefaultMaxToolRounds]). Tool failures, unknown tools and
+// bad arguments: answered to the model (tool.ToModel). Tool results: capped
+// at 64 KiB. Immediate return: when every call of a round asks for it.
+// Parse re-prompts: 1. Output guardrail re-prompts: 2. Memory stores the
+// original user message. Retrieval failures degrade. With output
+// guardrails, streams hold the final answer back until it passed
+// ([GuardBuffer]); [GuardAfter] streams first and checks after. No tracing
+// and no listeners: nothing is allocated for them.
+//
+// # Validation
+//
+// Everything that can be known before the first call is checked when a
+// function is declared: templates against the argument type, the return
+// type's schema, duplicate or invalid tool names, a MemoryID without
+// memory, a streaming declaration on a model that cannot stream, tools on a
+// model without tool support.
+//
+// # The engine
+//
+// [Engine] is the untyped core, for servers that assemble turns themselves
+// (the Weft platform does): give it a model and options once, then run
+// [Turn] values with a system prompt, a user message, and either a memory
+// or history the caller loaded; [Engine.Run] yields events and
+// [Engine.Do] returns the [Outcome], whose Messages are the turn's new
+// messages to persist.
+package ai

@@ -1,0 +1,174 @@
+package ai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/tool"
+)
+
+// Engine is the untyped pipeline every typed call and every platform turn
+// runs. Build one with [NewEngine] (once: it validates its configuration and
+// precomputes what it can), then run turns with [Engine.Run] or
+// [Engine.Do]. An Engine is safe for concurrent use.
+type Engine struct {
+	cfg       *config
+	exec      tool.Executor
+	specs     []llm.ToolSpec
+	modelName string
+}
+
+// Turn is one user turn through an [Engine].
+type Turn struct {
+	// Message is the user message.
+	Message llm.Message
+	// System is the system message's text. Empty leaves the one in memory
+	// (or History), or asks the engine's SystemFor provider.
+	System string
+	// MemoryID selects the conversation in the engine's MemoryPerID.
+	MemoryID string
+	// Memory is the conversation to read and write, overriding MemoryID and
+	// the engine's Memory.
+	Memory *memory.Chat
+	// History is the conversation before Message, for callers that keep it
+	// themselves (used when no memory applies). It is not modified; the
+	// turn's new messages are in Outcome.Messages.
+	History []llm.Message
+	// Params override model parameters for this turn.
+	Params *Params
+	// Output asks for a structured answer (see [Output]).
+	Output *Output
+}
+
+// NewEngine returns an engine over model. System and User templates are not
+// options of an engine (a Turn carries its messages); everything else is.
+func NewEngine(model llm.ChatModel, opts ...Option) (*Engine, error) {
+	cfg, err := newConfig(model, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.system != nil || cfg.user != nil {
+		return nil, errors.New("ai: NewEngine: System and User templates apply to Func and Bind; give each Turn its System text and Message instead")
+	}
+	return newEngine(cfg)
+}
+
+func newEngine(cfg *config) (*Engine, error) {
+	e := &Engine{cfg: cfg, exec: cfg.exec}
+	if len(cfg.tools) > 0 {
+		set, err := tool.NewSet(cfg.tools...)
+		if err != nil {
+			return nil, fmt.Errorf("ai: %w", err)
+		}
+		if !cfg.caps.Tools {
+			return nil, errors.New("ai: the model declares no tool support; remove the Tools option or use a model that calls tools")
+		}
+		e.exec.Tools = set
+		e.specs = set.Specs()
+	}
+	if n, ok := cfg.model.(llm.Namer); ok {
+		e.modelName = n.Name()
+	}
+	return e, nil
+}
+
+// errStopped reports that the consumer of a stream stopped reading.
+var errStopped = errors.New("ai: stream consumer stopped")
+
+// Run runs the turn and yields its events: text and reasoning as the model
+// produces them (through every tool round), tool calls and results,
+// retrieval, usage per model call, and finally EventDone with the Outcome.
+// A failure ends the stream with the error. Breaking out of the loop
+// cancels the model call.
+func (e *Engine) Run(ctx context.Context, t Turn) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		stopped := false
+		emit := func(ev Event) bool {
+			if !stopped && !yield(ev, nil) {
+				stopped = true
+			}
+			return !stopped
+		}
+		out, err := e.run(ctx, &t, emit)
+		if stopped {
+			return
+		}
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		yield(Event{Kind: EventDone, Outcome: out}, nil)
+	}
+}
+
+// Do runs the turn to completion: Run drained. The model is called without
+// streaming.
+func (e *Engine) Do(ctx context.Context, t Turn) (*Outcome, error) {
+	return e.run(ctx, &t, nil)
+}
+
+// run is the pipeline. emit is nil when nobody consumes events: then no
+// event is built and the model is called without streaming.
+func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outcome, error) {
+	inv := newInvocation(e.cfg.listeners, t.MemoryID)
+	ctx, span := e.startTurn(ctx, t)
+	inv.notify(ctx, Notice{Kind: NoticeStarted})
+	s := turnState{e: e, t: t, inv: inv, emit: emit, out: new(Outcome)}
+	s.stream = emit != nil && e.cfg.caps.Streaming
+	err := s.run(ctx)
+	if err != nil {
+		if err != errStopped {
+			inv.notify(ctx, Notice{Kind: NoticeError, Err: err, Outcome: s.out})
+		}
+		endSpan(span, nil, err)
+		return nil, err
+	}
+	inv.notify(ctx, Notice{Kind: NoticeCompleted, Outcome: s.out})
+	endSpan(span, s.out, nil)
+	return s.out, nil
+}
+
+// turnState is one turn in progress.
+type turnState struct {
+	e      *Engine
+	t      *Turn
+	inv    *invocation
+	emit   func(Event) bool
+	stream bool
+
+	chat *memory.Chat
+	msgs []llm.Message // what the model is sent
+	base llm.Request
+	out  *Outcome
+	mod  *moderation
+	// saved counts the messages of out.Messages already in memory.
+	saved int
+}
+
+func (s *turnState) run(ctx context.Context) error {
+	release, err := s.openMemory(ctx)
+	if err != nil {
+		return err
+	}
+	if release != nil {
+		defer release()
+	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	if s.mod != nil {
+		defer s.mod.stop()
+	}
+	err = s.loop(ctx)
+	if err == nil && s.mod != nil {
+		err = s.mod.verdict(true)
+	}
+	if perr := s.persist(ctx, err); err == nil {
+		err = perr
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package ai
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// ParseError is an answer that did not parse into the declared type, after
+// the re-prompts ran out. Raw is the model's text.
+type ParseError struct {
+	// Type is the declared type, as Go writes it.
+	Type string
+	Raw  string
+	Err  error
+}
+
+// Error names the type and the cause.
+func (e *ParseError) Error() string {
+	return "ai: answer is not a valid " + e.Type + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ToolRoundsError ends a turn whose model kept calling tools past the
+// bound. Partial holds what the turn produced.
+type ToolRoundsError struct {
+	Rounds  int
+	Partial *Outcome
+}
+
+// Error says how many rounds ran.
+func (e *ToolRoundsError) Error() string {
+	return "ai: the model was still calling tools after " + strconv.Itoa(e.Rounds) + " rounds (raise MaxToolRounds, or check the tools' results)"
+}
+
+// ModerationError fails a call whose input the moderation model flagged.
+type ModerationError struct {
+	Input  string
+	Result llm.ModerationResult
+}
+
+// Error names the flagged categories.
+func (e *ModerationError) Error() string {
+	s := "ai: input flagged by moderation"
+	first := true
+	for c, on := range e.Result.Categories {
+		if !on {
+			continue
+		}
+		if first {
+			s += ":"
+			first = false
+		} else {
+			s += ","
+		}
+		s += " " + c
+	}
+	return s
+}
+
+// ErrNoAnswer is returned when the model's final answer is empty where the
+// declared type needs a value.
+var ErrNoAnswer = errors.New("ai: the model gave no answer")

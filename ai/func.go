@@ -1,0 +1,238 @@
+package ai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"unsafe"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// Func declares a typed call to model: a function from In to Out that runs
+// the pipeline (see the package documentation).
+//
+// In is the argument. A string In is the user message itself unless a User
+// template is given; any other In needs a User template, rendered over it
+// (and may have a System template). When In is a struct, fields of the
+// types MemoryID, UserName, Params (or *Params), llm.Image, *llm.Image and
+// []llm.Image are taken for what their type says (the memory to use, the
+// user's name, per-call model parameters, images added to the user
+// message) and are available to templates too.
+//
+// Out is what the answer becomes: string; llm.Message; bool; an integer or
+// float type; time.Time; an enum (a string type implementing
+// jsonschema.Enum); a struct, slice, map or pointer (decoded from JSON
+// described to the model by JSON Schema); or Result[T] of any of these,
+// which adds the turn's usage, sources and tool executions.
+//
+// Everything that can be checked before a call is checked here: templates
+// against In, Out's schema, tools' names, a MemoryID without memory.
+func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Context, in In) (Out, error), error) {
+	p, fields, err := compile[In](model, opts, "ai.Func", reflect.TypeFor[Out]())
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, in In) (Out, error) {
+		var out Out
+		t, err := p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+		if err != nil {
+			return out, err
+		}
+		var dst any
+		rp, isResult := any(&out).(resultOut)
+		if isResult {
+			dst = rp.valuePtr()
+		} else {
+			dst = &out
+		}
+		t.Output = p.output(dst)
+		o, err := p.eng.run(ctx, &t, nil)
+		if err != nil {
+			return out, err
+		}
+		if isResult {
+			rp.setOutcome(o)
+		}
+		if sp, ok := dst.(*string); ok {
+			*sp = o.Text
+		} else if p.out.kind == kindText || p.out.kind == kindMessage {
+			_ = p.fill(o, dst)
+		}
+		return out, nil
+	}, nil
+}
+
+// StreamFunc declares a streaming call: the function yields the answer's
+// text as the model produces it, through every tool round. In is as for
+// [Func]. Breaking out of the loop cancels the call. The model must be able
+// to stream.
+func StreamFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.Context, in In) iter.Seq2[string, error], error) {
+	p, fields, err := compile[In](model, opts, "ai.StreamFunc", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.canStream("ai.StreamFunc"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, in In) iter.Seq2[string, error] {
+		return p.textStream(ctx, func() (Turn, error) {
+			return p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+		})
+	}, nil
+}
+
+// EventFunc declares a call that yields every event of the turn (text,
+// reasoning, tool calls and results, retrieval, usage, done). In is as for
+// [Func].
+func EventFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.Context, in In) iter.Seq2[Event, error], error) {
+	p, fields, err := compile[In](model, opts, "ai.EventFunc", nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, in In) iter.Seq2[Event, error] {
+		return p.eventStream(ctx, func() (Turn, error) {
+			return p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+		})
+	}, nil
+}
+
+// compile builds the plan of a Func-style declaration over In.
+func compile[In any](model llm.ChatModel, opts []Option, what string, outType reflect.Type) (*plan, []structField, error) {
+	cfg, err := newConfig(model, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := newEngine(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	inType := reflect.TypeFor[In]()
+	fields, roles, err := structRoles(inType)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	var result bool
+	if outType != nil {
+		what += "[" + inType.String() + ", " + outType.String() + "]"
+		if rp, ok := reflect.New(outType).Interface().(resultOut); ok {
+			outType, result = rp.valueType(), true
+		}
+	}
+	p, err := newPlan(cfg, eng, what, inType, roles, outType, result, nil, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, fields, nil
+}
+
+// structField is a field of a Func's input struct with a special role,
+// located by its offset: reading it at call time needs no reflection.
+type structField struct {
+	offset uintptr
+	role   role
+}
+
+// structRoles finds the special fields of a struct type (a non-struct has
+// none).
+func structRoles(t reflect.Type) ([]structField, map[role]bool, error) {
+	roles := map[role]bool{}
+	if t.Kind() != reflect.Struct {
+		return nil, roles, nil
+	}
+	var fields []structField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		r := roleOf(f.Type)
+		if r == roleData {
+			continue
+		}
+		if !f.IsExported() {
+			return nil, nil, fmt.Errorf("field %s of type %s must be exported", f.Name, f.Type)
+		}
+		if roles[r] && r != roleImage && r != roleImagePtr && r != roleImages {
+			return nil, nil, fmt.Errorf("%s has two fields of type %s", t, f.Type)
+		}
+		roles[r] = true
+		fields = append(fields, structField{offset: f.Offset, role: r})
+	}
+	return fields, roles, nil
+}
+
+// turnOf builds the Turn of a call whose argument lives at ptr. box returns
+// the argument as an interface, for templates (called only when there are
+// some, since it allocates).
+func (p *plan) turnOf(ptr unsafe.Pointer, fields []structField, box func() any) (Turn, error) {
+	var in input
+	if p.system != nil || p.user != nil {
+		in.data = box()
+	}
+	if p.dataIsText {
+		// The argument's kind is string (checked by newPlan).
+		in.text = *(*string)(ptr)
+	}
+	for _, f := range fields {
+		fp := unsafe.Add(ptr, f.offset)
+		switch f.role {
+		case roleMemoryID:
+			in.memoryID = *(*MemoryID)(fp)
+		case roleUserName:
+			in.userName = *(*UserName)(fp)
+		case roleParams:
+			v := *(*Params)(fp)
+			in.params = &v
+		case roleParamsPtr:
+			in.params = *(**Params)(fp)
+		case roleImage:
+			in.images = append(in.images, *(*llm.Image)(fp))
+		case roleImagePtr:
+			if img := *(**llm.Image)(fp); img != nil {
+				in.images = append(in.images, *img)
+			}
+		case roleImages:
+			in.images = append(in.images, *(*[]llm.Image)(fp)...)
+		}
+	}
+	return p.turn(&in)
+}
+
+func (p *plan) canStream(what string) error {
+	if !p.eng.cfg.caps.Streaming {
+		return fmt.Errorf("%s: the model declares no streaming support; declare a non-streaming function (ai.Func) instead", what)
+	}
+	return nil
+}
+
+func (p *plan) textStream(ctx context.Context, build func() (Turn, error)) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		t, err := build()
+		if err != nil {
+			yield("", err)
+			return
+		}
+		for ev, err := range p.eng.Run(ctx, t) {
+			if err != nil {
+				yield("", err)
+				return
+			}
+			if ev.Kind == EventText && !yield(ev.Text, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (p *plan) eventStream(ctx context.Context, build func() (Turn, error)) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		t, err := build()
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		p.eng.Run(ctx, t)(yield)
+	}
+}
+
+var errNilContext = errors.New("ai: nil context")

@@ -1,0 +1,176 @@
+package ai
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weftlabs/weft/guardrail"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tool"
+)
+
+// loop runs steps 8 to 11: model calls, tool rounds, output guardrails and
+// parsing, until there is a final answer or a failure.
+func (s *turnState) loop(ctx context.Context) error {
+	c := s.e.cfg
+	rounds, parseTries, guardTries := 0, 0, 0
+	buffered := s.emit != nil && len(c.outGuards) > 0 && c.guardStream == GuardBuffer
+	for {
+		req := s.base
+		req.Messages = s.msgs
+		if c.transform != nil {
+			if err := c.transform(ctx, &req, s.t.MemoryID); err != nil {
+				return fmt.Errorf("ai: request transformer: %w", err)
+			}
+		}
+		resp, err := s.call(ctx, &req, buffered)
+		if err != nil {
+			return err
+		}
+		s.out.Usage = s.out.Usage.Add(resp.Usage)
+		s.out.FinishReason = resp.FinishReason
+		if s.emit != nil && !resp.Usage.IsZero() && !s.emit(Event{Kind: EventUsage, Usage: resp.Usage}) {
+			return errStopped
+		}
+		if s.mod != nil {
+			if err := s.mod.verdict(false); err != nil {
+				return err
+			}
+		}
+
+		if len(resp.Message.ToolCalls) > 0 {
+			if rounds >= c.maxRounds {
+				s.out.Intermediate = append(s.out.Intermediate, *resp)
+				return &ToolRoundsError{Rounds: rounds, Partial: s.out}
+			}
+			rounds++
+			done, err := s.toolRound(ctx, resp)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+
+		msg := resp.Message
+		if len(c.outGuards) > 0 {
+			checked, v := guardrail.CheckOutput(ctx, c.outGuards, guardrail.OutputRequest{Message: msg, Messages: s.msgs, Attempt: guardTries + 1})
+			if v.Action != guardrail.Pass || checked.Text() != msg.Text() {
+				if s.inv != nil {
+					vv := v
+					if v.Action == guardrail.Pass {
+						vv.Action = guardrail.Rewrite
+						vv.Text = checked.Text()
+					}
+					s.inv.notify(ctx, Notice{Kind: NoticeGuardrail, Verdict: &vv, Response: resp})
+				}
+			}
+			switch v.Action {
+			case guardrail.Fail:
+				return &guardrail.Error{Output: true, Reason: v.Reason, Attempts: guardTries + 1}
+			case guardrail.Reprompt:
+				if guardTries >= c.outRetries || (s.emit != nil && c.guardStream == GuardAfter) {
+					return &guardrail.Error{Output: true, Reason: v.Reason, Attempts: guardTries + 1}
+				}
+				guardTries++
+				s.out.Intermediate = append(s.out.Intermediate, *resp)
+				s.msgs = append(s.msgs, msg, llm.UserMessage(v.Text))
+				continue
+			}
+			msg = checked
+			if buffered {
+				if t := msg.Text(); t != "" && !s.emit(Event{Kind: EventText, Text: t}) {
+					return errStopped
+				}
+			}
+		}
+
+		text := msg.Text()
+		if o := s.t.Output; o != nil && o.Parse != nil {
+			if err := o.Parse(text); err != nil {
+				if parseTries < c.parseRetries {
+					parseTries++
+					s.out.Intermediate = append(s.out.Intermediate, *resp)
+					s.msgs = append(s.msgs, msg, llm.UserMessage(reprompt(err, o)))
+					continue
+				}
+				return &ParseError{Type: o.Type, Raw: text, Err: err}
+			}
+		}
+		s.out.Text, s.out.Message = text, msg
+		s.out.Messages = append(s.out.Messages, msg)
+		return nil
+	}
+}
+
+// reprompt is the message that sends a parse failure back to the model.
+func reprompt(err error, o *Output) string {
+	msg := "Your answer could not be used: " + err.Error() + "."
+	if o.Instructions != "" {
+		return msg + " " + o.Instructions
+	}
+	return msg + " Answer again with only the requested JSON."
+}
+
+// toolRound runs step 9 for one response that asked for tools. done
+// reports a turn ended by immediate results.
+func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done bool, err error) {
+	calls := resp.Message.ToolCalls
+	if s.emit != nil {
+		for _, call := range calls {
+			if !s.emit(Event{Kind: EventToolCall, ToolCall: call}) {
+				return false, errStopped
+			}
+		}
+	}
+	first := len(s.out.ToolExecutions)
+	s.out.ToolExecutions, err = s.e.exec.Run(ctx, calls, s.out.ToolExecutions)
+	execs := s.out.ToolExecutions[first:]
+	s.traceTools(ctx, execs)
+	for i := range execs {
+		x := &execs[i]
+		s.inv.notify(ctx, Notice{Kind: NoticeToolExecuted, Execution: x})
+		if s.emit != nil && !s.emit(Event{Kind: EventToolResult, Execution: x}) {
+			return false, errStopped
+		}
+	}
+	s.out.Intermediate = append(s.out.Intermediate, *resp)
+	if err != nil {
+		return false, fmt.Errorf("ai: %w", err)
+	}
+	s.msgs = append(s.msgs, resp.Message)
+	s.out.Messages = append(s.out.Messages, resp.Message)
+	for i := range execs {
+		m := execs[i].Message()
+		s.msgs = append(s.msgs, m)
+		s.out.Messages = append(s.out.Messages, m)
+	}
+	if !s.immediate(execs) {
+		return false, nil
+	}
+	last := &execs[len(execs)-1]
+	if o := s.t.Output; o != nil && o.Parse != nil {
+		if err := o.Parse(last.Content); err != nil {
+			return true, &ParseError{Type: o.Type, Raw: last.Content, Err: err}
+		}
+	}
+	s.out.Text, s.out.Message = last.Content, resp.Message
+	return true, nil
+}
+
+// immediate applies the ImmediateReturn mode to a round's executions.
+// Failed calls never end a turn: the model must see them.
+func (s *turnState) immediate(execs []tool.Execution) bool {
+	switch s.e.cfg.immediate {
+	case ImmediateLast:
+		x := &execs[len(execs)-1]
+		return x.Immediate && !x.IsError
+	case ImmediateAll:
+		for i := range execs {
+			if !execs[i].Immediate || execs[i].IsError {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

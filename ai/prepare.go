@@ -1,0 +1,170 @@
+package ai
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weftlabs/weft/guardrail"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/rag"
+)
+
+// openMemory is step 1: resolve the turn's memory, take its lock (turns on
+// one conversation are serialised), and load the window.
+func (s *turnState) openMemory(ctx context.Context) (release func(), err error) {
+	c, t := s.e.cfg, s.t
+	s.chat = t.Memory
+	if s.chat == nil && c.memory != nil && t.MemoryID != "" {
+		s.chat = c.memory.Chat(t.MemoryID)
+	}
+	if s.chat == nil {
+		s.chat = c.chat
+	}
+	if s.chat == nil {
+		s.msgs = make([]llm.Message, 0, len(t.History)+4)
+		s.msgs = append(s.msgs, t.History...)
+		return nil, nil
+	}
+	release, err = s.chat.Lock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
+	}
+	s.msgs, err = s.chat.Messages(ctx, make([]llm.Message, 0, s.chat.Window().MaxMessages+5))
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("ai: %w", err)
+	}
+	return release, nil
+}
+
+// prepare runs steps 2 to 7: system message, retrieval, input guardrails,
+// memory write of the user message, output format, moderation start.
+func (s *turnState) prepare(ctx context.Context) error {
+	c, t := s.e.cfg, s.t
+	system := t.System
+	if system == "" && c.systemFor != nil {
+		var err error
+		if system, err = c.systemFor(ctx, t.MemoryID); err != nil {
+			return fmt.Errorf("ai: system message for %q: %w", t.MemoryID, err)
+		}
+	}
+	newSystem := false
+	if system != "" {
+		switch {
+		case len(s.msgs) > 0 && s.msgs[0].Role == llm.RoleSystem:
+			if s.msgs[0].Text() != system {
+				s.msgs[0] = llm.SystemMessage(system)
+				newSystem = true
+			}
+		default:
+			s.msgs = append(s.msgs, llm.Message{})
+			copy(s.msgs[1:], s.msgs)
+			s.msgs[0] = llm.SystemMessage(system)
+			newSystem = true
+		}
+	}
+
+	user := t.Message
+	if user.Role == "" {
+		user.Role = llm.RoleUser
+	}
+	original := user
+	if c.augmentor != nil {
+		aug, err := c.augmentor.Augment(ctx, rag.Query{Text: user.Text(), Message: user, History: s.msgs})
+		switch {
+		case err != nil && c.augmentFatal:
+			return fmt.Errorf("ai: retrieval: %w", err)
+		case err != nil:
+			s.inv.notify(ctx, Notice{Kind: NoticeRetrievalFailed, Err: err})
+		default:
+			if len(aug.Message.Parts) > 0 {
+				user = aug.Message
+				if user.Role == "" {
+					user.Role = llm.RoleUser
+				}
+			}
+			s.out.Sources = aug.Sources
+			if s.emit != nil && len(aug.Sources) > 0 && !s.emit(Event{Kind: EventRetrieval, Sources: aug.Sources}) {
+				return errStopped
+			}
+		}
+	}
+
+	if len(c.inGuards) > 0 {
+		checked, err := guardrail.CheckInput(ctx, c.inGuards, guardrail.InputRequest{Message: user, History: s.msgs})
+		if err != nil {
+			if s.inv != nil {
+				s.inv.notify(ctx, Notice{Kind: NoticeGuardrail, Verdict: &guardrail.Verdict{Action: guardrail.Fail, Reason: err.(*guardrail.Error).Reason}, Err: err})
+			}
+			return err
+		}
+		user = checked
+	}
+
+	stored := original
+	if c.storeAugmented {
+		stored = user
+	}
+	s.out.Messages = append(s.out.Messages, stored)
+	if s.chat != nil {
+		var err error
+		if newSystem {
+			err = s.chat.Add(ctx, s.msgs[0], stored)
+		} else {
+			err = s.chat.Add(ctx, stored)
+		}
+		if err != nil {
+			return fmt.Errorf("ai: %w", err)
+		}
+		s.saved = 1
+	}
+
+	sent := user
+	s.base.Tools = s.e.specs
+	if o := t.Output; o != nil {
+		if o.Format != nil && c.caps.JSONSchema {
+			s.base.ResponseFormat = o.Format
+		} else if o.Instructions != "" {
+			sent = appendText(user, "\n\n"+o.Instructions)
+		}
+	}
+	s.msgs = append(s.msgs, sent)
+	c.params.apply(&s.base)
+	if t.Params != nil {
+		t.Params.apply(&s.base)
+	}
+
+	if c.moderator != nil {
+		s.mod = startModeration(ctx, c.moderator, user.Text())
+	}
+	return nil
+}
+
+// appendText adds text to a message's last text part (or a new one before
+// the images).
+func appendText(m llm.Message, text string) llm.Message {
+	parts := make([]llm.Part, len(m.Parts), len(m.Parts)+1)
+	copy(parts, m.Parts)
+	for i := len(parts) - 1; i >= 0; i-- {
+		if parts[i].Kind == llm.PartText {
+			parts[i].Text += text
+			m.Parts = parts
+			return m
+		}
+	}
+	m.Parts = append([]llm.Part{llm.TextPart(text)}, parts...)
+	return m
+}
+
+// persist writes the turn's messages that are not in memory yet. After a
+// failure, the completed tool rounds are kept (a final answer never came).
+func (s *turnState) persist(ctx context.Context, turnErr error) error {
+	if s.chat == nil || s.saved >= len(s.out.Messages) || ctx.Err() != nil || turnErr == errStopped {
+		return nil
+	}
+	if err := s.chat.Add(ctx, s.out.Messages[s.saved:]...); err != nil {
+		return fmt.Errorf("ai: %w", err)
+	}
+	s.saved = len(s.out.Messages)
+	return nil
+}
