@@ -266,6 +266,8 @@ func TestStreamFixtures(t *testing.T) {
 		{fixture: "stream_thinking.sse", id: "msg_01...", model: "claude-opus-4-5",
 			text: "27 * 453 = 12,231", reasoning: "27 * 453 = 27 * 400 + 27 * 53 = 10800 + 1431 = 12231", finish: llm.FinishLength,
 			usage: llm.Usage{PromptTokens: 14, CompletionTokens: 120, TotalTokens: 134}},
+		{fixture: "stream_server_tool.sse", id: "msg_01Search", model: "claude-sonnet-4-5", text: "Sunny, 21°C.", finish: llm.FinishStop,
+			usage: llm.Usage{PromptTokens: 10682, CompletionTokens: 510, TotalTokens: 11192}},
 		{fixture: "stream_refusal.sse", id: "msg_01Refusal", model: "claude-sonnet-4-5", finish: llm.FinishContentFilter,
 			usage: llm.Usage{PromptTokens: 40, CompletionTokens: 3, TotalTokens: 43}},
 		{fixture: "stream_overloaded.sse", id: "msg_01Overloaded", model: "claude-sonnet-4-5", text: "Once",

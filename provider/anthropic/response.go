@@ -316,10 +316,9 @@ func (st *streamState) handle(se *streamEvent, emit func(llm.Chunk) bool) (done 
 			return d.Thinking != "" && !emit(llm.ReasoningChunk(d.Thinking)), nil
 		case "input_json_delta":
 			tb := st.tool(se.Index)
-			if tb == nil {
-				return false, broken("input_json_delta for a block that is not a tool_use", nil)
-			}
-			if d.PartialJSON == "" {
+			// Server tools (server_tool_use, mcp_tool_use) stream their
+			// input too; they run at Anthropic and are not Weft's to call.
+			if tb == nil || d.PartialJSON == "" {
 				return false, nil
 			}
 			tb.hasArgs = true

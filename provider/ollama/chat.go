@@ -60,10 +60,12 @@ type wireToolSpec struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// bodyKeys are the Extra keys set on the request body rather than in options.
+// bodyKeys are the Extra keys set on the request body rather than in
+// options: the top-level fields of Ollama's chat request.
 var bodyKeys = map[string]bool{
 	"keep_alive": true, "think": true, "truncate": true, "shift": true,
-	"logprobs": true, "top_logprobs": true,
+	"logprobs": true, "top_logprobs": true, "format": true, "tools": true,
+	"messages": true, "model": true, "stream": true,
 }
 
 var emptyObject = json.RawMessage(`{}`)

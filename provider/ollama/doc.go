@@ -36,10 +36,12 @@
 //     sends the schema object as "format".
 //   - Sampling: Temperature, TopP, MaxTokens (num_predict), Stop and Seed go
 //     into "options".
-//   - Extra: the keys keep_alive, think, truncate, shift, logprobs and
-//     top_logprobs are set on the request body; an "options" map is merged
-//     into options; every other key is merged into options (for example
-//     num_ctx, top_k, repeat_penalty), where Ollama reads model parameters.
+//   - Extra: keys that name top-level fields of the chat request
+//     (keep_alive, think, truncate, shift, logprobs, top_logprobs, and
+//     format, tools, messages, model, stream, which they replace) are set
+//     on the body; an "options" map is merged into options; every other key
+//     is merged into options (for example num_ctx, top_k, repeat_penalty),
+//     where Ollama reads model parameters.
 //   - Responses: message.thinking becomes reasoning; tool calls' argument
 //     objects become JSON text and get ids "call_<n>" when the server sends
 //     none; done_reason "stop" becomes FinishToolCalls when the answer called
