@@ -49,10 +49,10 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Write(r.answer)
 }
 
-func (r *recorder) lastBody() []byte {
+func (r *recorder) last() (string, http.Header, []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.body
+	return r.path, r.header, r.body
 }
 
 func fixture(t *testing.T, name string) []byte {
@@ -162,10 +162,11 @@ func TestGoldenRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.path != "/api/chat" {
-				t.Errorf("path = %q, want /api/chat", rec.path)
+			path, _, body := rec.last()
+			if path != "/api/chat" {
+				t.Errorf("path = %q, want /api/chat", path)
 			}
-			assertGolden(t, tt.golden, rec.lastBody())
+			assertGolden(t, tt.golden, body)
 		})
 	}
 }
@@ -417,10 +418,11 @@ func TestEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.path != "/api/embed" {
-		t.Errorf("path = %q", rec.path)
+	path, _, body := rec.last()
+	if path != "/api/embed" {
+		t.Errorf("path = %q", path)
 	}
-	if got, want := string(rec.lastBody()), `{"model":"nomic-embed-text","input":["why is the sky blue?","why is grass green?"],"dimensions":3}`; got != want {
+	if got, want := string(body), `{"model":"nomic-embed-text","input":["why is the sky blue?","why is grass green?"],"dimensions":3}`; got != want {
 		t.Errorf("body = %s, want %s", got, want)
 	}
 	if len(resp.Vectors) != 2 || resp.Vectors[1][2] != 0.6 || resp.Usage.PromptTokens != 8 || resp.Model != "nomic-embed-text" {
@@ -443,10 +445,11 @@ func TestHeaders(t *testing.T) {
 	if _, err := m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserMessage("x")}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.header.Get("Authorization"); got != "Bearer sk-test" {
+	_, h, _ := rec.last()
+	if got := h.Get("Authorization"); got != "Bearer sk-test" {
 		t.Errorf("Authorization = %q", got)
 	}
-	if got := rec.header.Get("X-Team"); got != "weft" {
+	if got := h.Get("X-Team"); got != "weft" {
 		t.Errorf("X-Team = %q", got)
 	}
 }
