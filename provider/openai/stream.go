@@ -65,6 +65,7 @@ type streamParser struct {
 	status int
 	events *sse.Reader
 	w      chatResponse // reused for every chunk
+	dec    chunkDecoder
 	out    []llm.Chunk  // reused for every event
 	calls  []callState
 
@@ -114,6 +115,43 @@ func (c *Client) newStreamParser(ctx context.Context, resp *http.Response) (*str
 	p.events = newEvents(body, c.maxResponse)
 	chunks, err := p.next()
 	return p, chunks, err
+}
+
+// chunkDecoder decodes one JSON value per call with a json.Decoder kept for
+// the whole stream. json.Unmarshal builds a fresh decoder state and
+// scanner for every call and regrows their stacks, several allocations per
+// chunk; a long-lived json.Decoder reuses them.
+type chunkDecoder struct {
+	src eventSource
+	dec *json.Decoder
+}
+
+type eventSource struct{ data []byte }
+
+func (s *eventSource) Read(p []byte) (int, error) {
+	if len(s.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.data)
+	s.data = s.data[n:]
+	return n, nil
+}
+
+// decode decodes data, which must hold exactly one JSON value, into v. Any
+// error leaves the decoder unusable, which ends the stream anyway.
+func (d *chunkDecoder) decode(data []byte, v any) error {
+	if d.dec == nil {
+		d.dec = json.NewDecoder(&d.src)
+	}
+	d.src.data = data
+	start := d.dec.InputOffset()
+	if err := d.dec.Decode(v); err != nil {
+		return err
+	}
+	if d.dec.InputOffset()-start != int64(len(data)) {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 func newEvents(r io.Reader, maxLine int) *sse.Reader {
@@ -171,7 +209,7 @@ func (p *streamParser) next() ([]llm.Chunk, error) {
 			return p.end(true)
 		}
 		p.w.reset()
-		if err := json.Unmarshal(data, &p.w); err != nil {
+		if err := p.dec.decode(data, &p.w); err != nil {
 			return nil, p.broken(fmt.Sprintf("malformed chunk: %s", snippet(data)), err)
 		}
 		p.jsonEvents++

@@ -209,6 +209,7 @@ func TestStreamCancel(t *testing.T) {
 	url, gone := blockingServer(t, "")
 	c := newTestClient(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var err error
 	for ch, e := range c.Stream(ctx, hi) {
 		if ch.Type == llm.ChunkText {
