@@ -66,7 +66,7 @@ type streamParser struct {
 	events *sse.Reader
 	w      chatResponse // reused for every chunk
 	dec    chunkDecoder
-	out    []llm.Chunk  // reused for every event
+	out    []llm.Chunk // reused for every event
 	calls  []callState
 
 	metaSent bool
