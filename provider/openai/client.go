@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,6 +33,7 @@ type Client struct {
 	model           string
 	apiKey          string
 	baseURL         string
+	base            *url.URL
 	chatURL         string
 	http            *http.Client
 	header          http.Header
@@ -55,8 +57,8 @@ func WithModel(name string) Option { return func(c *Client) { c.model = name } }
 func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 
 // WithBaseURL sets the API root, e.g. "http://localhost:8000/v1" (default
-// [DefaultBaseURL]). Endpoint paths such as "/chat/completions" are
-// appended to it.
+// [DefaultBaseURL]). Endpoint paths such as "chat/completions" are
+// appended to its path; its query, if any, is kept on every request.
 func WithBaseURL(u string) Option { return func(c *Client) { c.baseURL = u } }
 
 // WithHTTPClient sets the HTTP client (default http.DefaultClient). Request
@@ -152,9 +154,14 @@ func New(opts ...Option) (*Client, error) {
 	if !c.capsSet {
 		c.caps = capabilitiesFor(c.model)
 	}
-	c.chatURL = c.baseURL + "/chat/completions"
+	c.base = u
+	c.chatURL = c.endpoint("chat/completions")
 	return c, nil
 }
+
+// endpoint returns the URL of an API path under the base URL, keeping the
+// base URL's query (Azure's api-version, for one).
+func (c *Client) endpoint(path string) string { return c.base.JoinPath(path).String() }
 
 // Name returns "provider/model", e.g. "openai/gpt-4o-mini".
 func (c *Client) Name() string { return c.provider + "/" + c.model }
@@ -165,8 +172,8 @@ func (c *Client) Capabilities() llm.Capabilities { return c.caps }
 
 // post sends body to url and returns the response of a 2xx answer. Any
 // other answer, and any transport failure, becomes an *llm.Error.
-func (c *Client) post(ctx context.Context, url string, body []byte, stream bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+func (c *Client) post(ctx context.Context, target string, body []byte, stream bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: c.provider, Message: "building the request", Err: err}
 	}
@@ -189,6 +196,15 @@ func (c *Client) post(ctx context.Context, url string, body []byte, stream bool)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		return nil, c.httpError(resp)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
+		// A web page, not an API answer: typically a base URL that points
+		// at a site or a login proxy rather than at the API root.
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxSnippet+1))
+		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: c.provider, StatusCode: resp.StatusCode,
+			Message: fmt.Sprintf("the server answered %s with an HTML page, not the API: check the base URL %s (page starts %s)",
+				target, c.baseURL, snippet(b))}
 	}
 	return resp, nil
 }
@@ -237,7 +253,7 @@ func (c *Client) postJSON(ctx context.Context, path string, in, out any) (*http.
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: c.provider, Message: "encoding the request", Err: err}
 	}
-	resp, err := c.post(ctx, c.baseURL+path, body, false)
+	resp, err := c.post(ctx, c.endpoint(path), body, false)
 	if err != nil {
 		return nil, err
 	}

@@ -94,8 +94,7 @@ func streamErrorKind(msg, typ, code string, fallback error) error {
 	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
 		return llm.KindForStatus(n)
 	}
-	switch strings.ToLower(typ) {
-	case "server_error", "overloaded_error", "api_error":
+	if containsAny(strings.ToLower(typ+" "+code), "server_error", "overloaded", "api_error", "internal_error", "unavailable") {
 		return llm.ErrUnavailable
 	}
 	return fallback

@@ -17,7 +17,7 @@ func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		return &llm.EmbedResponse{Model: c.model}, nil
 	}
 	var w embedResponse
-	resp, err := c.postJSON(ctx, "/embeddings", embedRequest{Model: c.model, Input: req.Inputs, Dimensions: req.Dimensions, EncodingFormat: "float"}, &w)
+	resp, err := c.postJSON(ctx, "embeddings", embedRequest{Model: c.model, Input: req.Inputs, Dimensions: req.Dimensions, EncodingFormat: "float"}, &w)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (c *Client) Moderate(ctx context.Context, inputs []string) ([]llm.Moderatio
 		model = c.model
 	}
 	var w moderationResponse
-	resp, err := c.postJSON(ctx, "/moderations", moderationRequest{Model: model, Input: inputs}, &w)
+	resp, err := c.postJSON(ctx, "moderations", moderationRequest{Model: model, Input: inputs}, &w)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (c *Client) GenerateImage(ctx context.Context, req *llm.ImageRequest) (*llm
 		in = body
 	}
 	var w imageResponse
-	resp, err := c.postJSON(ctx, "/images/generations", in, &w)
+	resp, err := c.postJSON(ctx, "images/generations", in, &w)
 	if err != nil {
 		return nil, err
 	}

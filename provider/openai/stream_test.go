@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weftlabs/weft/llm"
@@ -110,6 +111,8 @@ func TestStreamEndings(t *testing.T) {
 		{name: "error after 200, rate limit", body: sseBody(`{"error":{"message":"Rate limit exceeded","code":"rate_limit_exceeded"}}`), kind: llm.ErrRateLimited, code: "rate_limit_exceeded"},
 		{name: "error after 200, openrouter numeric", body: sseBody(text, `{"id":"x","error":{"code":502,"message":"Provider returned error"},"choices":[{"index":0,"delta":{},"finish_reason":"error"}]}`),
 			kind: llm.ErrUnavailable, code: "502"},
+		{name: "error after 200, openrouter server_error code", body: sseBody(text, `{"error":{"code":"server_error","message":"upstream died"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`),
+			kind: llm.ErrUnavailable, code: "server_error", msg: "upstream died"},
 		{name: "error after finish", body: sseBody(text, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `{"error":"boom"}`), kind: llm.ErrStreamBroken, msg: "boom"},
 		{name: "vllm object error", body: sseBody(text, `{"object":"error","message":"This model's maximum context length is 8192 tokens","type":"BadRequestError","code":400}`),
 			kind: llm.ErrContextTooLong, code: "400"},
@@ -257,6 +260,48 @@ func TestConnectionRefused(t *testing.T) {
 		if !errors.Is(err, llm.ErrUnavailable) || !llm.IsRetryable(err) {
 			t.Errorf("err = %v, want retryable ErrUnavailable", err)
 		}
+	}
+}
+
+func TestHTMLAnswer(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, serve(t, &recorder{ctype: "text/html; charset=utf-8", answer: "<!doctype html><title>Welcome</title>"}))
+	_, gerr := c.Generate(context.Background(), hi)
+	_, serr := llm.Collect(c.Stream(context.Background(), hi))
+	for _, err := range []error{gerr, serr} {
+		if !errors.Is(err, llm.ErrBadRequest) || !strings.Contains(err.Error(), "check the base URL") || !strings.Contains(err.Error(), "Welcome") {
+			t.Errorf("err = %v, want a bad-request error about the base URL", err)
+		}
+	}
+}
+
+func TestBaseURLQueryKept(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/openai/deployments/d1/embeddings":
+			fmt.Fprint(w, `{"data":[{"embedding":[1]}]}`)
+		default:
+			fmt.Fprint(w, okCompletion)
+		}
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL+"/openai/deployments/d1?api-version=2024-10-21", WithHeader("api-key", "k"))
+	if _, err := c.Generate(context.Background(), hi); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), &llm.EmbedRequest{Inputs: []string{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/openai/deployments/d1/chat/completions?api-version=2024-10-21", "/openai/deployments/d1/embeddings?api-version=2024-10-21"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("request URLs = %v, want %v", got, want)
 	}
 }
 
