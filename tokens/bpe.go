@@ -9,7 +9,7 @@ package tokens
 // scanLimit is the piece length up to which a linear scan finds the next
 // merge; longer pieces (long runs of CJK letters, white space or symbols)
 // use a heap so that a piece costs O(n log n) rather than O(n²).
-const scanLimit = 64
+const scanLimit = 16
 
 // scratch holds the buffers of the merges of one Count or Encode call, so
 // that counting does not allocate once a pooled scratch has grown.
@@ -40,7 +40,7 @@ func (v *vocab) merge(p string, sc *scratch) []uint32 {
 	}
 	start[n] = int32(n)
 	for i := range n - 1 {
-		rank[i] = v.rank(p[i : i+2])
+		rank[i] = v.pair(p[i], p[i+1])
 	}
 	rank[n-1] = noRank
 	m := n // parts; part i is p[start[i]:start[i+1]], rank[i] that of parts i and i+1
@@ -106,7 +106,7 @@ func (v *vocab) mergeHeap(p string, sc *scratch) []uint32 {
 	}
 	h := sc.heap[:0]
 	for i := range n - 1 {
-		if r := v.rank(p[i : i+2]); r != noRank {
+		if r := v.pair(p[i], p[i+1]); r != noRank {
 			nodes[i].rank = r
 			h = append(h, cand{r, i})
 		}

@@ -12,15 +12,24 @@ import (
 
 // vocab is an encoding's rank table: the tokens in rank order and an
 // open-addressing hash table from token bytes to rank. Go's map would serve,
-// but at 16+ bytes of header per key and a hash call per lookup it is both
-// larger and slower than this read-only table, whose slots carry a hash tag
-// so that most misses never touch the token bytes.
+// but this read-only table is both smaller and faster: a token of up to 8
+// bytes (nearly every lookup of a merge) is stored packed in its slot, so a
+// lookup reads one slot and nothing else.
 type vocab struct {
 	data     string   // all tokens, concatenated in rank order
 	offs     []uint32 // token r is data[offs[r]:offs[r+1]]
-	slots    []uint64 // hash tag << 32 | rank+1; 0 marks an empty slot
+	slots    []slot
 	mask     uint64
 	byteRank [256]uint32 // rank of each single-byte token
+	pairRank []uint32    // rank of each two-byte token, by b0<<8|b1; noRank if none
+}
+
+// slot holds a token of up to 8 bytes packed little-endian in key, or the
+// hash of a longer one. rank is the token's rank plus one; 0 marks an empty
+// slot.
+type slot struct {
+	key       uint64
+	rank, len uint32
 }
 
 const noRank = math.MaxUint32
@@ -63,20 +72,27 @@ func loadVocab(gz []byte) (*vocab, error) {
 	for size < 2*n {
 		size <<= 1
 	}
-	v.slots = make([]uint64, size)
+	v.slots = make([]slot, size)
 	v.mask = size - 1
 	for i := range v.byteRank {
 		v.byteRank[i] = noRank
 	}
+	v.pairRank = make([]uint32, 1<<16)
+	for i := range v.pairRank {
+		v.pairRank[i] = noRank
+	}
 	for r := range uint32(n) {
 		tok := v.token(r)
-		if len(tok) == 1 {
+		switch len(tok) {
+		case 1:
 			v.byteRank[tok[0]] = r
+		case 2:
+			v.pairRank[uint16(tok[0])<<8|uint16(tok[1])] = r
 		}
-		h := hash(tok)
+		key, h := keyHash(tok)
 		for i := h & v.mask; ; i = (i + 1) & v.mask {
-			if v.slots[i] == 0 {
-				v.slots[i] = h&^0xffffffff | uint64(r+1)
+			if v.slots[i].rank == 0 {
+				v.slots[i] = slot{key: key, rank: r + 1, len: uint32(len(tok))}
 				break
 			}
 		}
@@ -97,47 +113,71 @@ func (v *vocab) size() int { return len(v.offs) - 1 }
 
 // rank returns the rank of s, or noRank if s is not a token.
 func (v *vocab) rank(s string) uint32 {
-	h := hash(s)
-	tag := h &^ 0xffffffff
+	if len(s) == 2 {
+		return v.pair(s[0], s[1])
+	}
+	key, h := keyHash(s)
 	for i := h & v.mask; ; i = (i + 1) & v.mask {
-		e := v.slots[i]
-		if e == 0 {
+		e := &v.slots[i]
+		if e.rank == 0 {
 			return noRank
 		}
-		if e&^0xffffffff == tag {
-			r := uint32(e) - 1
-			if v.data[v.offs[r]:v.offs[r+1]] == s {
+		if e.key == key && e.len == uint32(len(s)) {
+			r := e.rank - 1
+			if len(s) <= 8 || v.data[v.offs[r]:v.offs[r+1]] == s {
 				return r
 			}
 		}
 	}
 }
 
-// hash mixes s into 64 bits; the low bits pick the slot and the high 32 are
-// the tag. Tokens are short, so it reads at most two overlapping words for
-// up to 16 bytes.
-func hash(s string) uint64 {
+// pair returns the rank of the two-byte token b0 b1, or noRank. Two-byte
+// lookups start every merge, and a direct table of 256 KB answers them
+// from cache.
+func (v *vocab) pair(b0, b1 byte) uint32 { return v.pairRank[uint16(b0)<<8|uint16(b1)] }
+
+// keyHash returns the slot key of s (s itself packed into a word if it is
+// up to 8 bytes long, else its hash) and the hash that picks its first slot.
+func keyHash(s string) (key, h uint64) {
 	const m1, m2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F
-	n := len(s)
-	h := uint64(n) * m1
-	for len(s) > 16 {
-		h = (h ^ le64(s)) * m2
-		h = (h ^ le64(s[8:])) * m1
-		h ^= h >> 31
-		s = s[16:]
+	switch n := len(s); {
+	case n <= 8:
+		key = pack(s)
+		h = (key ^ uint64(n)<<59) * m1
+		return key, h ^ h>>29
+	default:
+		h = uint64(n) * m2
+		for len(s) > 8 {
+			h = (h ^ le64(s)) * m1
+			h ^= h >> 29
+			s = s[8:]
+		}
+		h = (h ^ le64pad(s)) * m2
+		h ^= h >> 32
+		return h, h
 	}
-	var a, b uint64
-	switch {
-	case len(s) >= 8:
-		a, b = le64(s), le64(s[len(s)-8:])
-	case len(s) >= 4:
-		a, b = uint64(le32(s)), uint64(le32(s[len(s)-4:]))
-	case len(s) > 0:
-		a = uint64(s[0])<<16 | uint64(s[len(s)>>1])<<8 | uint64(s[len(s)-1])
+}
+
+// pack returns the up to 8 bytes of s as a little-endian word.
+func pack(s string) uint64 {
+	switch len(s) {
+	case 8:
+		return le64(s)
+	case 4, 5, 6, 7:
+		lo := uint64(le32(s))
+		hi := uint64(le32(s[len(s)-4:]))
+		return lo | hi<<(8*(len(s)-4))
 	}
-	h = (h ^ a) * m2
-	h = (h ^ b ^ h>>29) * m1
-	return h ^ h>>32
+	return le64pad(s)
+}
+
+// le64pad packs the 0 to 8 bytes of s, zero-padded.
+func le64pad(s string) uint64 {
+	var k uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(s[i])
+	}
+	return k
 }
 
 func le64(s string) uint64 {
