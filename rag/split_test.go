@@ -185,9 +185,9 @@ func TestRecursiveSplitterLongWordAndCJK(t *testing.T) {
 	}
 	est := tokens.Estimator{}
 	for _, text := range []string{
-		strings.Repeat("x", 50),                      // one 13-token word: cut at characters
-		"今天天气很好。我们去公园吧！你觉得呢？好的。",                    // CJK sentences of 7, 7, 5, 3 tokens
-		"東京は日本の首都です。人口は約一千四百万人です。",                      // Japanese
+		strings.Repeat("x", 50), // one 13-token word: cut at characters
+		"今天天气很好。我们去公园吧！你觉得呢？好的。",                       // CJK sentences of 7, 7, 5, 3 tokens
+		"東京は日本の首都です。人口は約一千四百万人です。",                     // Japanese
 		"mixed 中文 and English text, with 標点。And more!", // mixed scripts
 	} {
 		doc := Document{ID: "cjk", Text: text}
