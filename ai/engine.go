@@ -145,8 +145,8 @@ type turnState struct {
 	base llm.Request
 	out  *Outcome
 	mod  *moderation
-	// saved counts the messages of out.Messages already in memory.
-	saved int
+	// system is a system message memory does not hold yet.
+	system *llm.Message
 }
 
 func (s *turnState) run(ctx context.Context) error {
@@ -157,17 +157,17 @@ func (s *turnState) run(ctx context.Context) error {
 	if release != nil {
 		defer release()
 	}
-	if err := s.prepare(ctx); err != nil {
-		return err
+	err = s.prepare(ctx)
+	if err == nil {
+		err = s.loop(ctx)
+		if s.mod != nil {
+			if err == nil {
+				err = s.mod.verdict(true)
+			}
+			s.mod.stop()
+		}
 	}
-	if s.mod != nil {
-		defer s.mod.stop()
-	}
-	err = s.loop(ctx)
-	if err == nil && s.mod != nil {
-		err = s.mod.verdict(true)
-	}
-	if perr := s.persist(ctx, err); err == nil {
+	if perr := s.persist(ctx); err == nil {
 		err = perr
 	}
 	return err

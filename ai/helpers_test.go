@@ -3,9 +3,11 @@ package ai_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"sync"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -82,3 +84,7 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+func memoryWindow(n int) *memory.Chats { return memory.MessageWindow(n) }
+
+func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }

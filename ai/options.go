@@ -157,7 +157,8 @@ func SystemFor(p SystemProvider) Option {
 
 // MemoryPerID gives each memory ID its own chat memory, for example
 // memory.MessageWindow(20). A call's memory ID comes from an argument of
-// type [MemoryID].
+// type [MemoryID]; a function without one, or a call with an empty one,
+// uses no memory.
 func MemoryPerID(chats *memory.Chats) Option {
 	return func(c *config) error {
 		if chats == nil {

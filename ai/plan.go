@@ -115,6 +115,8 @@ func newPlan(cfg *config, eng *Engine, what string, dataType reflect.Type, roles
 		p.user = t
 	case dataType != nil && dataType.Kind() == reflect.String:
 		p.dataIsText = true
+	case dataType == nil && (roles[roleImage] || roles[roleImagePtr] || roles[roleImages]):
+		// The images alone are the message.
 	case dataType == nil:
 		errs = append(errs, fmt.Errorf("%s: no user message: add a string argument or ai.User(template)", what))
 	default:
@@ -175,7 +177,9 @@ func (p *plan) turn(in *input) (Turn, error) {
 		t.Message = llm.UserMessage(text)
 	} else {
 		parts := make([]llm.Part, 0, len(in.images)+1)
-		parts = append(parts, llm.TextPart(text))
+		if text != "" {
+			parts = append(parts, llm.TextPart(text))
+		}
 		for i := range in.images {
 			img := in.images[i]
 			parts = append(parts, llm.Part{Kind: llm.PartImage, Image: &img})
@@ -184,9 +188,6 @@ func (p *plan) turn(in *input) (Turn, error) {
 	}
 	t.Message.Name = string(in.userName)
 	t.MemoryID = string(in.memoryID)
-	if p.eng.cfg.memory != nil && t.MemoryID == "" {
-		t.MemoryID = "default"
-	}
 	t.Params = in.params
 	return t, nil
 }

@@ -3,6 +3,7 @@ package ai
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/weftlabs/weft/guardrail"
 	"github.com/weftlabs/weft/llm"
@@ -106,17 +107,9 @@ func (s *turnState) prepare(ctx context.Context) error {
 		stored = user
 	}
 	s.out.Messages = append(s.out.Messages, stored)
-	if s.chat != nil {
-		var err error
-		if newSystem {
-			err = s.chat.Add(ctx, s.msgs[0], stored)
-		} else {
-			err = s.chat.Add(ctx, stored)
-		}
-		if err != nil {
-			return fmt.Errorf("ai: %w", err)
-		}
-		s.saved = 1
+	if newSystem {
+		sys := s.msgs[0]
+		s.system = &sys
 	}
 
 	sent := user
@@ -156,15 +149,29 @@ func appendText(m llm.Message, text string) llm.Message {
 	return m
 }
 
-// persist writes the turn's messages that are not in memory yet. After a
-// failure, the completed tool rounds are kept (a final answer never came).
-func (s *turnState) persist(ctx context.Context, turnErr error) error {
-	if s.chat == nil || s.saved >= len(s.out.Messages) || ctx.Err() != nil || turnErr == errStopped {
+// persist writes the turn's new messages to memory in one append: a new
+// system message, the user message, the tool rounds and the final answer.
+// After a failure the user message and the completed tool rounds are still
+// written (a final answer never came), also when the caller's context
+// ended, within persistTimeout.
+func (s *turnState) persist(ctx context.Context) error {
+	if s.chat == nil || len(s.out.Messages) == 0 {
 		return nil
 	}
-	if err := s.chat.Add(ctx, s.out.Messages[s.saved:]...); err != nil {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+		defer cancel()
+	}
+	msgs := s.out.Messages
+	if s.system != nil {
+		msgs = append([]llm.Message{*s.system}, msgs...)
+	}
+	if err := s.chat.Add(ctx, msgs...); err != nil {
 		return fmt.Errorf("ai: %w", err)
 	}
-	s.saved = len(s.out.Messages)
 	return nil
 }
+
+// persistTimeout bounds the memory write of a turn whose context ended.
+const persistTimeout = 5 * time.Second

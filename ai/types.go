@@ -89,9 +89,9 @@ type Result[T any] struct {
 	Outcome
 }
 
-func (r *Result[T]) valuePtr() any             { return &r.Value }
-func (r *Result[T]) setOutcome(o *Outcome)     { r.Outcome = *o }
-func (r *Result[T]) valueType() reflect.Type   { return reflect.TypeFor[T]() }
+func (r *Result[T]) valuePtr() any           { return &r.Value }
+func (r *Result[T]) setOutcome(o *Outcome)   { r.Outcome = *o }
+func (r *Result[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
 
 // resultOut is implemented by *Result[T].
 type resultOut interface {

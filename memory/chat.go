@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftlabs/weft/llm"
@@ -16,14 +17,20 @@ import (
 // messages together.
 //
 // The window applies on read (Messages returns what fits) and on write
-// (after Add, records that fell out of the window are trimmed when the
-// store implements [Trimmer]). The rules are those of [Fit].
+// (records that fell out of the window are trimmed when the store
+// implements [Trimmer], in batches: a store holds at most about twice the
+// window). The rules are those of [Fit].
 type Chat struct {
 	store   Store
 	key     Key
 	window  Window
 	counter tokens.Counter
 	lock    func(ctx context.Context) (func(), error)
+
+	// trimmed is the Seq before which the log was last trimmed; added
+	// counts records appended since (token windows).
+	trimmed atomic.Int64
+	added   atomic.Int64
 }
 
 // ChatOption configures a [Chat] or the chats of a [Chats].
@@ -106,14 +113,43 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	for _, m := range msgs {
 		recs = append(recs, Record{Message: m, Tokens: tokens.MessageTokens(c.counter, m)})
 	}
-	if _, err := c.store.Append(ctx, c.key, recs...); err != nil {
+	stored, err := c.store.Append(ctx, c.key, recs...)
+	if err != nil {
 		return fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
 	}
-	if t, ok := c.store.(Trimmer); ok && (c.window.MaxMessages > 0 || c.window.MaxTokens > 0) {
-		return c.trim(ctx, t)
+	t, ok := c.store.(Trimmer)
+	if !ok {
+		return nil
+	}
+	// Trimming is amortised: records outside the window are never read,
+	// so they may wait until there are as many as the window holds.
+	switch w := c.window; {
+	case w.MaxMessages > 0:
+		last := int64(0)
+		for _, r := range stored {
+			last = max(last, r.Seq)
+		}
+		// Seqs have no gaps and a window holds at most MaxMessages log
+		// records, so nothing before this is ever read again.
+		before := last - int64(w.MaxMessages) + 1
+		if before-c.trimmed.Load() >= int64(max(w.MaxMessages, trimSlack)) {
+			if err := t.Trim(ctx, c.key, before); err != nil {
+				return fmt.Errorf("memory: trim %s: %w", c.key.Session, err)
+			}
+			c.trimmed.Store(before)
+		}
+	case w.MaxTokens > 0:
+		if c.added.Add(int64(len(recs))) >= trimSlack {
+			c.added.Store(0)
+			return c.trim(ctx, t)
+		}
 	}
 	return nil
 }
+
+// trimSlack is the least number of records outside the window before a
+// trim.
+const trimSlack = 16
 
 // trim removes the log records older than the window's oldest.
 func (c *Chat) trim(ctx context.Context, t Trimmer) error {

@@ -1,0 +1,120 @@
+package ai_test
+
+import (
+	"context"
+	"iter"
+	"testing"
+
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/tool"
+)
+
+// fakeModel answers a user message with a tool call and a tool result with
+// text, without recording anything: the cheapest model the pipeline can
+// have, so that benchmarks measure the pipeline.
+type fakeModel struct {
+	callResp, textResp llm.Response
+}
+
+func newFakeModel() *fakeModel {
+	return &fakeModel{
+		callResp: llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}}, FinishReason: llm.FinishToolCalls, Usage: llm.Usage{PromptTokens: 20, CompletionTokens: 5, TotalTokens: 25}},
+		textResp: llm.Response{Message: llm.AssistantMessage("It is 21 degrees in Paris."), FinishReason: llm.FinishStop, Usage: llm.Usage{PromptTokens: 30, CompletionTokens: 8, TotalTokens: 38}},
+	}
+}
+
+func (m *fakeModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if req.Messages[len(req.Messages)-1].Role == llm.RoleUser {
+		return &m.callResp, nil
+	}
+	return &m.textResp, nil
+}
+
+func (m *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		r, _ := m.Generate(ctx, req)
+		for _, c := range r.Message.ToolCalls {
+			if !yield(llm.ToolCallStartChunk(0, c.ID, c.Name), nil) || !yield(llm.ToolCallDeltaChunk(0, c.Arguments), nil) {
+				return
+			}
+		}
+		if t := r.Text(); t != "" && !yield(llm.TextChunk(t), nil) {
+			return
+		}
+		yield(llm.FinishChunk(r.FinishReason), nil)
+	}
+}
+
+type benchIn struct {
+	ID  ai.MemoryID
+	Msg string
+}
+
+// newBenchFunc is the measured work: one user turn with memory (a window of
+// 20 messages) and one tool round.
+func newBenchFunc(tb testing.TB) func(context.Context, benchIn) (string, error) {
+	weather := tool.Func("weather", "Current weather of a city.", func(ctx context.Context, in CityArgs) (Weather, error) {
+		return Weather{City: in.City, TempC: 21}, nil
+	})
+	f, err := ai.Func[benchIn, string](newFakeModel(),
+		ai.System("You are a weather assistant."),
+		ai.User("{{.Msg}}"),
+		ai.MemoryPerID(memory.MessageWindow(20)),
+		ai.Tools(weather))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+func BenchmarkTypedCall(b *testing.B) {
+	f := newBenchFunc(b)
+	ctx := context.Background()
+	in := benchIn{ID: "bench", Msg: "What is the weather in Paris?"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTypedCallNoMemoryNoTools(b *testing.B) {
+	f, err := ai.Func[string, string](newFakeModel())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f(ctx, "hi"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestAllocationBudget pins the allocations of the core call path: one
+// typed call with memory and one tool round. Raise the budget only with a
+// reason.
+func TestAllocationBudget(t *testing.T) {
+	f := newBenchFunc(t)
+	ctx := context.Background()
+	in := benchIn{ID: "budget", Msg: "What is the weather in Paris?"}
+	for range 10 { // fill the window
+		if _, err := f(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := f(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	const budget = 200
+	t.Logf("allocations per call: %v", allocs)
+	if allocs > budget {
+		t.Errorf("a typed call allocates %v times, budget %d", allocs, budget)
+	}
+}

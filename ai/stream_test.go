@@ -1,0 +1,164 @@
+package ai_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/guardrail"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/provider/scripted"
+)
+
+func TestStreamFuncThroughToolRounds(t *testing.T) {
+	t.Parallel()
+	first := calls(call("1", "weather", CityArgs{"Rome"}))
+	first.Message.Parts = []llm.Part{llm.TextPart("Let me check.")}
+	m := scripted.New(steps(first, text("It is sunny in Rome today")))
+	stream, err := ai.StreamFunc[string](m, ai.Tools(weatherTool()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []string
+	for s, err := range stream(context.Background(), "weather?") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces = append(pieces, s)
+	}
+	if got := strings.Join(pieces, ""); got != "Let me check.It is sunny in Rome today" {
+		t.Errorf("streamed %q", got)
+	}
+	if len(pieces) < 4 {
+		t.Errorf("text came in %d pieces, want it word by word", len(pieces))
+	}
+}
+
+func TestEventStream(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(steps(calls(call("1", "weather", CityArgs{"Rome"})), text("sunny")))
+	events, err := ai.EventFunc[string](m, ai.Tools(weatherTool()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var out *ai.Outcome
+	for ev, err := range events(context.Background(), "weather?") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, ev.Kind.String())
+		if ev.Kind == ai.EventDone {
+			out = ev.Outcome
+		}
+	}
+	want := []string{"usage", "tool_call", "tool_result", "text", "usage", "done"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events %q, want %q", kinds, want)
+	}
+	if out == nil || out.Text != "sunny" || len(out.Messages) != 4 {
+		t.Errorf("outcome = %+v", out)
+	}
+}
+
+// cancelWatcher is a model whose stream reports when it returns.
+type cancelWatcher struct {
+	*scripted.Model
+	cancelled chan struct{}
+}
+
+func (c *cancelWatcher) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		defer close(c.cancelled)
+		for i := 0; ; i++ {
+			if !yield(llm.TextChunk("tok "), nil) {
+				return
+			}
+			if i > 1000 {
+				yield(llm.Chunk{}, errors.New("consumer did not stop"))
+				return
+			}
+		}
+	}
+}
+
+func TestBreakStopsTheModel(t *testing.T) {
+	t.Parallel()
+	m := &cancelWatcher{Model: scripted.New(), cancelled: make(chan struct{})}
+	stream, _ := ai.StreamFunc[string](m)
+	n := 0
+	for _, err := range stream(context.Background(), "go") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	<-m.cancelled // the model's stream returned
+}
+
+func TestStreamWithOutputGuardrails(t *testing.T) {
+	t.Parallel()
+	shout := guardrail.OutputFunc(func(ctx context.Context, r guardrail.OutputRequest) guardrail.Verdict {
+		return guardrail.Rewritten(strings.ToUpper(r.Message.Text()))
+	})
+	for _, tt := range []struct {
+		mode ai.GuardedStreaming
+		want []string
+	}{
+		{ai.GuardBuffer, []string{"HELLO THERE"}},
+		{ai.GuardAfter, []string{"hello", " there"}},
+	} {
+		stream, _ := ai.StreamFunc[string](scripted.New(scripted.Reply("hello there")), ai.OutputGuardrails(0, shout), ai.GuardStreaming(tt.mode))
+		var got []string
+		for s, err := range stream(context.Background(), "hi") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, s)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("mode %d: streamed %q, want %q", tt.mode, got, tt.want)
+		}
+	}
+}
+
+func TestEngineRunWithHistory(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Reply("4"))
+	eng, err := ai.NewEngine(m, ai.MaxToolRounds(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := []llm.Message{llm.UserMessage("2+1?"), llm.AssistantMessage("3")}
+	var text string
+	var out *ai.Outcome
+	for ev, err := range eng.Run(context.Background(), ai.Turn{System: "math", History: history, Message: llm.UserMessage("2+2?")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case ai.EventText:
+			text += ev.Text
+		case ai.EventDone:
+			out = ev.Outcome
+		}
+	}
+	if text != "4" || out.Text != "4" {
+		t.Errorf("text %q, outcome %q", text, out.Text)
+	}
+	if got := texts(m.Requests()[0].Messages); !slices.Equal(got, []string{"system:math", "user:2+1?", "assistant:3", "user:2+2?"}) {
+		t.Errorf("sent %q", got)
+	}
+	if got := texts(out.Messages); !slices.Equal(got, []string{"user:2+2?", "assistant:4"}) {
+		t.Errorf("new messages %q", got)
+	}
+	if len(history) != 2 {
+		t.Errorf("history modified")
+	}
+}
