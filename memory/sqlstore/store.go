@@ -145,9 +145,9 @@ func (s *Store) q(query string) string {
 }
 
 type queries struct {
-	upsertSession, selectByIDs, selectSystem, upsertSystem, updateSession string
+	upsertSession, selectSystem, upsertSystem, updateSession              string
 	load, deleteMessages, deleteSession, trim, trimCount, list, listAgent string
-	lockAcquire, lockRelease                                               string
+	lockAcquire, lockRelease                                              string
 }
 
 const cols = `seq, msg_id, tokens, partial, created_at, message`

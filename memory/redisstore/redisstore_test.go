@@ -1,0 +1,340 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/memorytest"
+	"github.com/weftlabs/weft/memory/redisstore"
+)
+
+const (
+	envURL    = "WEFT_REDISSTORE_TEST_URL"
+	envPrefix = "WEFT_REDISSTORE_TEST_PREFIX"
+)
+
+func redisURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("WEFT_TEST_REDIS_URL")
+	if u == "" {
+		t.Skip("WEFT_TEST_REDIS_URL is not set")
+	}
+	return u
+}
+
+// newPrefix returns a key prefix no other test uses; its keys are deleted
+// when the test ends (never FLUSHDB: the server is shared).
+func newPrefix(t testing.TB, client *redis.Client) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "weftmemtest-" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := client.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			client.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("cleanup of %s: %v", prefix, err)
+		}
+	})
+	return prefix
+}
+
+func newClient(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newStore(t testing.TB, client redis.UniversalClient, prefix string) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestContract(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	s := newStore(t, client, newPrefix(t, client))
+	memorytest.Run(t, func(t *testing.T) memory.Store { return s })
+}
+
+// counter counts round trips: a command or a whole pipeline is one.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
+}
+func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+}
+
+func TestOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	var c counter
+	client.AddHook(&c)
+	s := newStore(t, client, newPrefix(t, client))
+	ctx := t.Context()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	recs := make([]memory.Record, 60)
+	for i := range recs {
+		recs[i] = memory.Record{ID: fmt.Sprint("m", i), Message: llm.UserMessage(strings.Repeat("x", i)), Tokens: 10}
+	}
+	count := func(what string, fn func() error) {
+		t.Helper()
+		c.n.Store(0)
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if n := c.n.Load(); n != 1 {
+			t.Errorf("%s took %d round trips, want 1", what, n)
+		}
+	}
+	// The first calls may load the scripts; steady state is what counts.
+	if _, err := s.Append(ctx, key, memory.Record{Message: llm.SystemMessage("sys"), Tokens: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, key, memory.Window{}); err != nil {
+		t.Fatal(err)
+	}
+	count("Append of one record", func() error { _, err := s.Append(ctx, key, recs[0]); return err })
+	count("Append of 59 records", func() error { _, err := s.Append(ctx, key, recs[1:]...); return err })
+	count("Append of a repeated id", func() error { _, err := s.Append(ctx, key, recs[5]); return err })
+	for _, w := range []memory.Window{{}, {MaxMessages: 50}, {MaxTokens: 500}, {MaxTokens: 100000}, {MaxTokens: 5, MaxMessages: 1}} {
+		count(fmt.Sprintf("Load(%+v)", w), func() error {
+			got, err := s.Load(ctx, key, w)
+			if err == nil && len(got) == 0 {
+				err = errors.New("nothing loaded")
+			}
+			return err
+		})
+	}
+}
+
+// naiveLoad is the layout the package doc warns about: a ZSET of sequence
+// numbers and one HGET per message. It is here to count its round trips.
+func naiveLoad(ctx context.Context, c *redis.Client, prefix string, n int) (int, error) {
+	seqs, err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: prefix + ":naive:seqs", Start: 0, Stop: n - 1, Rev: true}).Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, seq := range seqs {
+		if err := c.HGet(ctx, prefix+":naive:msgs", seq).Err(); err != nil {
+			return 0, err
+		}
+	}
+	return len(seqs), nil
+}
+
+func TestNaiveLayoutRoundTrips(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	var c counter
+	client.AddHook(&c)
+	prefix := newPrefix(t, client)
+	ctx := t.Context()
+	for i := range 50 {
+		seq := client.Incr(ctx, prefix+":naive:counter").Val()
+		client.HSet(ctx, prefix+":naive:msgs", strconv.FormatInt(seq, 10), fmt.Sprint("message ", i))
+		client.ZAdd(ctx, prefix+":naive:seqs", redis.Z{Score: float64(seq), Member: seq})
+	}
+	c.n.Store(0)
+	n, err := naiveLoad(ctx, client, prefix, 50)
+	if err != nil || n != 50 {
+		t.Fatalf("naiveLoad = %d, %v", n, err)
+	}
+	if got := c.n.Load(); got != 51 {
+		t.Errorf("naive load of 50 messages took %d round trips, want 51", got)
+	}
+}
+
+func TestHelperProcess(t *testing.T) {
+	memorytest.HelperProcess(t, func() (memory.Store, error) {
+		return redisstore.Open(os.Getenv(envURL), redisstore.WithPrefix(os.Getenv(envPrefix)))
+	})
+}
+
+func TestCrossProcess(t *testing.T) {
+	t.Parallel()
+	url := redisURL(t)
+	client := newClient(t, url)
+	prefix := newPrefix(t, client)
+	s := newStore(t, client, prefix)
+	env := []string{envURL + "=" + url, envPrefix + "=" + prefix}
+	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 60) })
+	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 40) })
+}
+
+func TestKeysStayInOneSlot(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	prefix := newPrefix(t, client)
+	s := newStore(t, client, prefix)
+	ctx := t.Context()
+	for _, key := range []memory.Key{
+		{Tenant: "acme", Agent: "support", Session: "s-1"},
+		{Tenant: "a}{b", Agent: "x:y", Session: strings.Repeat("long", 40)},
+	} {
+		if _, err := s.Append(ctx, key, memory.Record{Message: llm.SystemMessage("s")}, memory.Record{Message: llm.UserMessage("q")}); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		iter := client.Scan(ctx, 0, prefix+":{*", 100).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		slots := map[int64]bool{}
+		for _, k := range keys {
+			slots[client.ClusterKeySlot(ctx, k).Val()] = true
+		}
+		if len(keys) < 4 || len(slots) != 1 {
+			t.Errorf("keys %q span %d slots, want 1", keys, len(slots))
+		}
+		if err := s.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestTTL(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	prefix := newPrefix(t, client)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTTL(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	if _, err := s.Append(ctx, key, memory.Record{Message: llm.UserMessage("q")}); err != nil {
+		t.Fatal(err)
+	}
+	iter := client.Scan(ctx, 0, prefix+":*", 100).Iterator()
+	n := 0
+	for iter.Next(ctx) {
+		ttl := client.PTTL(ctx, iter.Val()).Val()
+		if ttl <= 59*time.Minute || ttl > time.Hour {
+			t.Errorf("%s has TTL %v, want about an hour", iter.Val(), ttl)
+		}
+		n++
+	}
+	if n < 5 {
+		t.Errorf("found %d keys, want the conversation's and the indexes", n)
+	}
+	if _, err := redisstore.New(client, redisstore.WithPrefix("a{b")); err == nil {
+		t.Error("New accepted a prefix with a brace")
+	}
+	if _, err := redisstore.New(client, redisstore.WithTTL(0)); err == nil {
+		t.Error("New accepted a zero TTL")
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startRedis starts a private redis-server on port and waits until it
+// answers PING.
+func startRedis(t *testing.T, port int) *exec.Cmd {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Ping(t.Context()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer PING within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd
+}
+
+func TestRedisRestart(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not on PATH")
+	}
+	t.Parallel()
+	port := freePort(t)
+	srv := startRedis(t, port)
+	s, err := redisstore.Open(fmt.Sprintf("redis://127.0.0.1:%d/0", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	op := func() ([]memory.Record, error) {
+		// go-redis retries a refused dial for a few seconds before it
+		// gives up with the cause; a shorter deadline ends it first with
+		// context.DeadlineExceeded.
+		ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+		defer cancel()
+		if _, err := s.Append(ctx, key, memory.Record{Message: llm.UserMessage("q"), Tokens: 1}); err != nil {
+			return nil, err
+		}
+		return s.Load(ctx, key, memory.Window{MaxTokens: 10})
+	}
+	if got, err := op(); err != nil || len(got) != 1 {
+		t.Fatalf("before the restart: %d records, %v", len(got), err)
+	}
+
+	_ = srv.Process.Kill()
+	_ = srv.Wait()
+	_, err = op()
+	if err == nil {
+		t.Fatal("Append succeeded with Redis down")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "redisstore: append t/a/s: ") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("error with Redis down = %q, want the store, the operation, the key and the cause", msg)
+	}
+
+	// Same port, empty server, empty script cache: the store recovers.
+	startRedis(t, port)
+	got, err := op()
+	if err != nil {
+		t.Fatalf("after the restart: %v", err)
+	}
+	if len(got) != 1 || got[0].Seq != 1 {
+		t.Errorf("after the restart Load = %+v, want one record with Seq 1", got)
+	}
+}

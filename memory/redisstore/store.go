@@ -1,0 +1,439 @@
+// Package redisstore keeps conversations in Redis: one round trip to load a
+// window, one to append, TTL refreshed on every append, one strict order per
+// conversation across any number of processes.
+//
+// # Layout
+//
+// A conversation's keys share one hash tag, so that they sit in one Cluster
+// slot and one Lua script can touch them all atomically:
+//
+//	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<json>", oldest first
+//	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
+//	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
+//	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
+//	<prefix>:{<tag>}:lock  STRING lease token (SET NX PX), the Locker
+//
+// The tag is "t:<tenant>:a:<agent>:s:<session>" when the names are short
+// and made of letters, digits and "-_.@"; otherwise it is "h:" and a SHA-256
+// of the three names, so that no name can break out of the tag or make two
+// keys one. Two sorted sets per tenant index conversations by update time
+// for List (they live in other slots, and are written in the same pipeline
+// as the append script):
+//
+//	<prefix>:idx:<len>:<tenant>             member "<len>:<agent><session>"
+//	<prefix>:idx:<len>:<tenant>:<len>:<agent>  member "<session>"
+//
+// Load is one EVALSHA: the script reads the system record and walks the log
+// from its tail in growing LRANGE chunks, summing the token prefix of each
+// entry until the budget is spent, and returns only what fits. Append is one
+// pipeline: EVALSHA of a script that checks ids, assigns sequence numbers
+// from meta.last, pushes the entries and refreshes the TTL, plus the index
+// updates. After a Redis restart EVALSHA meets NOSCRIPT and the store falls
+// back to EVAL, which caches the script again.
+//
+// The naive layout — an INCR counter, a HASH seq → message, a ZSET of seqs,
+// and one HGET per message to load — costs N+1 round trips to load N
+// messages, cannot cut a token window without fetching everything, and needs
+// WATCH/MULTI or a lock to keep idempotency checks and sequence numbers in
+// one order. The round-trip tests count commands with a go-redis hook.
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+)
+
+// DefaultTTL is how long a conversation lives after its last append.
+const DefaultTTL = 7 * 24 * time.Hour
+
+// Store is a [memory.Store] over Redis. It also implements
+// [memory.Lister], [memory.Locker] and [memory.Trimmer]. It is safe for
+// concurrent use, also by many processes sharing one Redis.
+type Store struct {
+	client redis.UniversalClient
+	owned  bool
+	prefix string
+	ttl    time.Duration
+}
+
+var (
+	_ memory.Store   = (*Store)(nil)
+	_ memory.Lister  = (*Store)(nil)
+	_ memory.Locker  = (*Store)(nil)
+	_ memory.Trimmer = (*Store)(nil)
+)
+
+// Option configures a [Store].
+type Option func(*Store)
+
+// WithPrefix sets the prefix of every key the store writes ("weft" by
+// default). It must not contain braces.
+func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
+
+// WithTTL sets how long a conversation lives after its last append
+// (DefaultTTL by default).
+func WithTTL(d time.Duration) Option { return func(s *Store) { s.ttl = d } }
+
+// New returns a store over a client the caller owns (a *redis.Client,
+// *redis.ClusterClient or *redis.Ring). Close does not close it.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	s := &Store{client: client, prefix: "weft", ttl: DefaultTTL}
+	for _, o := range opts {
+		o(s)
+	}
+	if strings.ContainsAny(s.prefix, "{}") {
+		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", s.prefix)
+	}
+	if s.ttl <= 0 {
+		return nil, fmt.Errorf("redisstore: ttl %v is not positive", s.ttl)
+	}
+	return s, nil
+}
+
+// Open connects to the Redis at url ("redis://host:6379/0",
+// "rediss://…" for TLS) and returns a store that owns the client.
+func Open(url string, opts ...Option) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: open: %w", err)
+	}
+	s, err := New(redis.NewClient(o), opts...)
+	if err != nil {
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// Close closes the client if the store opened it.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.client.Close()
+	}
+	return nil
+}
+
+type keys struct{ log, ids, sys, meta, lock string }
+
+func (s *Store) keys(k memory.Key) keys {
+	base := s.prefix + ":{" + tag(k) + "}:"
+	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "lock"}
+}
+
+func tag(k memory.Key) string {
+	if safe(k.Tenant) && safe(k.Agent) && safe(k.Session) {
+		return "t:" + k.Tenant + ":a:" + k.Agent + ":s:" + k.Session
+	}
+	h := sha256.New()
+	for _, s := range []string{k.Tenant, k.Agent, k.Session} {
+		h.Write([]byte(strconv.Itoa(len(s)) + ":" + s))
+	}
+	return "h:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func safe(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '@') {
+			return false
+		}
+	}
+	return true
+}
+
+func lenPrefixed(s string) string { return strconv.Itoa(len(s)) + ":" + s }
+
+func (s *Store) tenantIndex(tenant string) string { return s.prefix + ":idx:" + lenPrefixed(tenant) }
+
+func (s *Store) agentIndex(tenant, agent string) string {
+	return s.tenantIndex(tenant) + ":" + lenPrefixed(agent)
+}
+
+func fail(op string, key memory.Key, err error) error {
+	return fmt.Errorf("redisstore: %s %s: %w", op, key, err)
+}
+
+// stored is a record as the log keeps it; Seq and Tokens live in the
+// entry's prefix.
+type stored struct {
+	ID        string      `json:"id"`
+	Message   llm.Message `json:"message"`
+	CreatedAt time.Time   `json:"created_at"`
+	Partial   bool        `json:"partial,omitempty"`
+}
+
+func decodeEntry(e string) (memory.Record, error) {
+	tok, rest, ok1 := strings.Cut(e, "|")
+	seq, js, ok2 := strings.Cut(rest, "|")
+	t, err1 := strconv.Atoi(tok)
+	n, err2 := strconv.ParseInt(seq, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return memory.Record{}, fmt.Errorf("malformed entry %.40q", e)
+	}
+	var st stored
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		return memory.Record{}, fmt.Errorf("decode entry seq %d: %w", n, err)
+	}
+	return memory.Record{Seq: n, ID: st.ID, Message: st.Message, Tokens: t, CreatedAt: st.CreatedAt, Partial: st.Partial}, nil
+}
+
+// Append implements [memory.Store] in one round trip.
+func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Record) ([]memory.Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC().Round(0)
+	args := make([]any, 0, 2+5*len(recs))
+	args = append(args, s.ttl.Milliseconds(), now.UnixNano())
+	in := make([]memory.Record, len(recs))
+	for i, r := range recs {
+		if r.ID == "" {
+			r.ID = memory.NewID()
+		}
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = now
+		}
+		js, err := json.Marshal(stored{r.ID, r.Message, r.CreatedAt, r.Partial})
+		if err != nil {
+			return nil, fail("append", key, fmt.Errorf("encode record %d: %w", i, err))
+		}
+		kind, th := "l", ""
+		if r.Message.Role == llm.RoleSystem {
+			sum := sha256.Sum256([]byte(r.Message.Text()))
+			kind, th = "s", hex.EncodeToString(sum[:])
+		}
+		args = append(args, kind, r.ID, r.Tokens, js, th)
+		// The caller's record keeps its memory; the returned one is decoded
+		// from its own JSON.
+		var c stored
+		if err := json.Unmarshal(js, &c); err != nil {
+			return nil, fail("append", key, err)
+		}
+		r.Message = c.Message
+		in[i] = r
+	}
+	k := s.keys(key)
+	ks := []string{k.log, k.ids, k.sys, k.meta}
+	ti, ai := s.tenantIndex(key.Tenant), s.agentIndex(key.Tenant, key.Agent)
+	score := float64(now.UnixMilli())
+	stale := strconv.FormatInt(now.Add(-s.ttl).UnixMilli(), 10)
+	run := func(eval func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd) (*redis.Cmd, error) {
+		var res *redis.Cmd
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			res = eval(ctx, p, ks, args...)
+			p.ZAdd(ctx, ti, redis.Z{Score: score, Member: lenPrefixed(key.Agent) + key.Session})
+			p.ZAdd(ctx, ai, redis.Z{Score: score, Member: key.Session})
+			p.ZRemRangeByScore(ctx, ai, "-inf", "("+stale)
+			p.PExpire(ctx, ti, s.ttl)
+			p.PExpire(ctx, ai, s.ttl)
+			return nil
+		})
+		if err == nil {
+			err = res.Err()
+		}
+		return res, err
+	}
+	res, err := run(appendScript.EvalSha)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis restarted or flushed its scripts: EVAL loads the script again.
+		res, err = run(appendScript.Eval)
+	}
+	if err != nil {
+		return nil, fail("append", key, err)
+	}
+	vals, err := res.Slice()
+	if err != nil || len(vals) != len(in) {
+		return nil, fail("append", key, fmt.Errorf("unexpected reply %v: %v", res.Val(), err))
+	}
+	for i, v := range vals {
+		switch v := v.(type) {
+		case int64:
+			in[i].Seq = v
+		case string:
+			r, err := decodeEntry(v)
+			if err != nil {
+				return nil, fail("append", key, err)
+			}
+			in[i] = r
+		default:
+			return nil, fail("append", key, fmt.Errorf("unexpected reply %v for record %d", v, i))
+		}
+	}
+	return in, nil
+}
+
+// Load implements [memory.Store] in one round trip.
+func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+	k := s.keys(key)
+	vals, err := loadScript.Run(ctx, s.client, []string{k.log, k.sys}, w.MaxTokens, w.MaxMessages).StringSlice()
+	if err != nil {
+		return nil, fail("load", key, err)
+	}
+	if len(vals) == 0 {
+		return nil, fail("load", key, errors.New("empty reply"))
+	}
+	if vals[0] == "" {
+		vals = vals[1:]
+	}
+	out := make([]memory.Record, len(vals))
+	for i, v := range vals {
+		if out[i], err = decodeEntry(v); err != nil {
+			return nil, fail("load", key, err)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements [memory.Store].
+func (s *Store) Delete(ctx context.Context, key memory.Key) error {
+	k := s.keys(key)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.log, k.ids, k.sys, k.meta)
+		p.ZRem(ctx, s.tenantIndex(key.Tenant), lenPrefixed(key.Agent)+key.Session)
+		p.ZRem(ctx, s.agentIndex(key.Tenant, key.Agent), key.Session)
+		return nil
+	})
+	if err != nil {
+		return fail("delete", key, err)
+	}
+	return nil
+}
+
+// Trim implements [memory.Trimmer]. The ids of trimmed records are
+// forgotten: a later Append with one of them adds a new record.
+func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
+	k := s.keys(key)
+	if err := trimScript.Run(ctx, s.client, []string{k.log, k.ids, k.meta}, before).Err(); err != nil {
+		return fail("trim", key, err)
+	}
+	return nil
+}
+
+// List implements [memory.Lister] in two round trips: the index, then the
+// conversations' meta hashes in one pipeline. Conversations that expired
+// are dropped from the index on the way.
+func (s *Store) List(ctx context.Context, tenant, agent string) ([]memory.SessionInfo, error) {
+	idx := s.tenantIndex(tenant)
+	if agent != "" {
+		idx = s.agentIndex(tenant, agent)
+	}
+	failList := func(err error) error { return fmt.Errorf("redisstore: list %s/%s: %w", tenant, agent, err) }
+	members, err := s.client.ZRange(ctx, idx, 0, -1).Result()
+	if err != nil {
+		return nil, failList(err)
+	}
+	keys := make([]memory.Key, 0, len(members))
+	for _, m := range members {
+		k := memory.Key{Tenant: tenant, Agent: agent, Session: m}
+		if agent == "" {
+			n, rest, _ := strings.Cut(m, ":")
+			l, err := strconv.Atoi(n)
+			if err != nil || l > len(rest) {
+				return nil, failList(fmt.Errorf("malformed index member %q", m))
+			}
+			k.Agent, k.Session = rest[:l], rest[l:]
+		}
+		keys = append(keys, k)
+	}
+	cmds := make([]*redis.SliceCmd, len(keys))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.HMGet(ctx, s.keys(k).meta, "created", "updated", "count")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, failList(err)
+	}
+	out := make([]memory.SessionInfo, 0, len(keys))
+	var gone []any
+	for i, c := range cmds {
+		v := c.Val()
+		created, _ := v[0].(string)
+		updated, _ := v[1].(string)
+		count, _ := v[2].(string)
+		if created == "" {
+			gone = append(gone, members[i])
+			continue
+		}
+		cr, err1 := strconv.ParseInt(created, 10, 64)
+		up, err2 := strconv.ParseInt(updated, 10, 64)
+		n, err3 := strconv.Atoi(count)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, failList(fmt.Errorf("malformed meta of %s: %w", keys[i], err))
+		}
+		out = append(out, memory.SessionInfo{Key: keys[i], CreatedAt: time.Unix(0, cr).UTC(), UpdatedAt: time.Unix(0, up).UTC(), MessageCount: n})
+	}
+	if len(gone) > 0 {
+		if err := s.client.ZRem(ctx, idx, gone...).Err(); err != nil {
+			return nil, failList(err)
+		}
+	}
+	slices.SortFunc(out, func(a, b memory.SessionInfo) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key.Agent+"\x00"+a.Key.Session, b.Key.Agent+"\x00"+b.Key.Session)
+	})
+	return out, nil
+}
+
+// Lock implements [memory.Locker] with a lease: SET NX PX with a random
+// token, released by a script that deletes the key only while it still
+// holds that token. A waiter retries with a backoff from 2 ms up to 100 ms
+// until the lease is free or ctx ends. A holder that dies loses the lock
+// after ttl (memory.DefaultLockTTL when ttl ≤ 0).
+func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (release func(), err error) {
+	if ttl <= 0 {
+		ttl = memory.DefaultLockTTL
+	}
+	lk := s.keys(key).lock
+	token := memory.NewID()
+	wait := 2 * time.Millisecond
+	for {
+		ok, err := s.client.SetNX(ctx, lk, token, ttl).Result()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
+			}
+			return nil, fail("lock", key, err)
+		}
+		if ok {
+			var once sync.Once
+			return func() { once.Do(func() { s.unlock(lk, token) }) }, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// unlock releases a lease. Release has no context of its own; it gets 5 s,
+// after which the lease simply expires.
+func (s *Store) unlock(lock, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err()
+}
