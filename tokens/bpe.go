@@ -7,8 +7,9 @@ package tokens
 // fall out of the merge without a final lookup.
 
 // scanLimit is the piece length up to which a linear scan finds the next
-// merge; longer pieces (long runs of CJK letters, white space or symbols)
-// use a heap so that a piece costs O(n log n) rather than O(n²).
+// merge (tiktoken's way, quickest for short pieces); longer pieces, such as
+// runs of CJK letters, use a heap so that a piece costs O(n log n) rather
+// than O(n²).
 const scanLimit = 16
 
 // scratch holds the buffers of the merges of one Count or Encode call, so

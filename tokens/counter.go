@@ -35,6 +35,14 @@ func (Estimator) Count(text string) int { return Estimate(text) }
 func Estimate(text string) int {
 	n, run := 0, 0
 	for i := 0; i < len(text); {
+		// Skip ASCII eight bytes at a time.
+		for i+8 <= len(text) && le64(text[i:])&0x8080808080808080 == 0 {
+			run += 8
+			i += 8
+		}
+		if i == len(text) {
+			break
+		}
 		c := text[i]
 		if c < utf8.RuneSelf {
 			run++
