@@ -20,18 +20,20 @@ type Base struct {
 
 type Person struct {
 	Base
-	Name     string            `json:"name" description:"full name"`
-	Age      int               `json:"age,omitempty"`
-	Nick     *string           `json:"nick"`
-	Mood     Mood              `json:"mood"`
-	Born     time.Time         `json:"born"`
-	Tags     []string          `json:"tags"`
-	Attrs    map[string]int    `json:"attrs,omitzero"`
-	Raw      json.RawMessage   `json:"raw,omitempty"`
-	Skip     string            `json:"-"`
-	hidden   int               //nolint:unused
+	Name     string          `json:"name" description:"full name"`
+	Age      int             `json:"age,omitempty"`
+	Nick     *string         `json:"nick"`
+	Mood     Mood            `json:"mood"`
+	Born     time.Time       `json:"born"`
+	Tags     []string        `json:"tags"`
+	Attrs    map[string]int  `json:"attrs,omitzero"`
+	Raw      json.RawMessage `json:"raw,omitempty"`
+	Skip     string          `json:"-"`
+	hidden   int             // unexported: not in the schema
 	Untagged bool
 }
+
+var _ = Person{}.hidden
 
 type Node struct {
 	Next *Node `json:"next"`

@@ -27,11 +27,11 @@ func newArgDecoder(tool string, schema json.RawMessage) *argDecoder {
 	return d
 }
 
-// decode fills dst (a pointer) from args. Empty arguments count as {} —
-// models send nothing for a tool without parameters.
+// decode fills dst (a pointer) from args. Empty arguments and null count
+// as {}: models send nothing for a tool without parameters.
 func (d *argDecoder) decode(args json.RawMessage, dst any) error {
 	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
+	if len(args) == 0 || string(args) == "null" {
 		if len(d.required) > 0 {
 			return &ArgumentError{Tool: d.tool, Field: d.required[0], Err: errMissing}
 		}

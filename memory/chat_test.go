@@ -1,0 +1,219 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/tokens"
+)
+
+func sys(s string) llm.Message  { return llm.SystemMessage(s) }
+func user(s string) llm.Message { return llm.UserMessage(s) }
+func asst(s string) llm.Message { return llm.AssistantMessage(s) }
+func calls(names ...string) llm.Message {
+	m := llm.Message{Role: llm.RoleAssistant}
+	for _, n := range names {
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: n, Name: n, Arguments: "{}"})
+	}
+	return m
+}
+func result(id string) llm.Message { return llm.ToolResultMessage(id, id, "r-"+id, false) }
+
+func show(msgs []llm.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		switch {
+		case len(m.ToolCalls) > 0:
+			out[i] = "calls"
+		case m.Role == llm.RoleTool:
+			out[i] = "result:" + m.ToolCallID
+		default:
+			out[i] = string(m.Role)[:1] + ":" + m.Text()
+		}
+	}
+	return out
+}
+
+// oneToken counts every text as one token, so that MessageTokens is
+// 1 + MessageOverhead for a plain message.
+var oneToken = tokens.CounterFunc(func(string) int { return 1 })
+
+func TestWindowRules(t *testing.T) {
+	t.Parallel()
+	const per = 1 + tokens.MessageOverhead // tokens of a plain message
+	tests := []struct {
+		name  string
+		chats *memory.Chats
+		adds  [][]llm.Message
+		want  []string
+	}{
+		{"message window keeps the newest", memory.MessageWindow(2),
+			[][]llm.Message{{user("a"), asst("b")}, {user("c")}},
+			[]string{"a:b", "u:c"}},
+		{"identical system not added twice", memory.MessageWindow(10),
+			[][]llm.Message{{sys("s"), user("a")}, {sys("s"), asst("b")}},
+			[]string{"s:s", "u:a", "a:b"}},
+		{"different system replaces", memory.MessageWindow(10),
+			[][]llm.Message{{sys("s1"), user("a")}, {sys("s2")}},
+			[]string{"s:s2", "u:a"}},
+		{"system never evicted", memory.MessageWindow(1),
+			[][]llm.Message{{sys("s"), user("a"), asst("b"), user("c")}},
+			[]string{"s:s", "u:c"}},
+		{"tool call evicted with its results", memory.MessageWindow(3),
+			[][]llm.Message{{user("a"), calls("t1", "t2"), result("t1"), result("t2"), asst("b")}},
+			[]string{"a:b"}},
+		{"tool unit kept whole when it fits", memory.MessageWindow(4),
+			[][]llm.Message{{user("a"), calls("t1", "t2"), result("t1"), result("t2"), asst("b")}},
+			[]string{"calls", "result:t1", "result:t2", "a:b"}},
+		{"token window indivisible messages", memory.TokenWindow(2*per+1, oneToken),
+			[][]llm.Message{{user("a"), asst("b"), user("c")}},
+			[]string{"a:b", "u:c"}},
+		{"lone large system kept", memory.TokenWindow(1, oneToken),
+			[][]llm.Message{{sys(strings.Repeat("long ", 50)), user("a")}},
+			[]string{"s:" + strings.Repeat("long ", 50)}},
+		{"token window system counts", memory.TokenWindow(2*per, oneToken),
+			[][]llm.Message{{sys("s"), user("a"), asst("b")}},
+			[]string{"s:s", "a:b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c := tt.chats.Chat("id")
+			for _, msgs := range tt.adds {
+				if err := c.Add(ctx, msgs...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := c.Messages(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := show(got); !slices.Equal(g, tt.want) {
+				t.Errorf("window = %q, want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+func TestTrimOnWrite(t *testing.T) {
+	t.Parallel()
+	store := memory.NewInMemory()
+	chats := memory.MessageWindow(4, memory.WithStore(store))
+	c := chats.Chat("x")
+	ctx := context.Background()
+	for i := range 100 {
+		if err := c.Add(ctx, user(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := store.Load(ctx, c.Key(), memory.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) > 4+16 {
+		t.Errorf("store holds %d records for a window of 4", len(all))
+	}
+	got, _ := c.Messages(ctx, nil)
+	if g := show(got); !slices.Equal(g, []string{"u:96", "u:97", "u:98", "u:99"}) {
+		t.Errorf("window = %q", g)
+	}
+}
+
+func TestTokensCountedOnWrite(t *testing.T) {
+	t.Parallel()
+	c := memory.TokenWindow(1000, oneToken).Chat("x")
+	ctx := context.Background()
+	if err := c.Add(ctx, user("hello")); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := c.Records(ctx)
+	if recs[0].Tokens != 1+tokens.MessageOverhead {
+		t.Errorf("tokens = %d", recs[0].Tokens)
+	}
+}
+
+func TestChatsLazyListEvict(t *testing.T) {
+	t.Parallel()
+	chats := memory.MessageWindow(10)
+	ctx := context.Background()
+	if b1, b2 := chats.Chat("b"), chats.Chat("b"); b1 != b2 {
+		t.Error("Chat is not memoised")
+	}
+	_ = chats.Chat("a").Add(ctx, user("hi"))
+	if ids := chats.IDs(); !slices.Equal(ids, []string{"a", "b"}) {
+		t.Errorf("IDs = %q", ids)
+	}
+	if err := chats.Evict(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ids := chats.IDs(); !slices.Equal(ids, []string{"b"}) {
+		t.Errorf("IDs after evict = %q", ids)
+	}
+	if got, _ := chats.Chat("a").Messages(ctx, nil); len(got) != 0 {
+		t.Errorf("evicted chat has %q", show(got))
+	}
+}
+
+// plainStore hides the in-memory store's Locker and Trimmer, to test the
+// in-process lock.
+type plainStore struct{ memory.Store }
+
+func TestLockSerialisesTurns(t *testing.T) {
+	t.Parallel()
+	for _, store := range []memory.Store{memory.NewInMemory(), plainStore{memory.NewInMemory()}} {
+		chats := memory.MessageWindow(1000, memory.WithStore(store))
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				c := chats.Chat("shared")
+				release, err := c.Lock(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer release()
+				q := fmt.Sprint("q", i)
+				if err := c.Add(ctx, user(q)); err != nil {
+					t.Error(err)
+				}
+				if err := c.Add(ctx, asst(q)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		got, _ := chats.Chat("shared").Messages(ctx, nil)
+		if len(got) != 40 {
+			t.Fatalf("%d messages", len(got))
+		}
+		for i := 0; i < len(got); i += 2 {
+			if got[i].Text() != got[i+1].Text() {
+				t.Fatalf("turns interleaved at %d: %q", i, show(got))
+			}
+		}
+	}
+}
+
+func TestLockHonoursContext(t *testing.T) {
+	t.Parallel()
+	c := memory.MessageWindow(10, memory.WithStore(plainStore{memory.NewInMemory()})).Chat("x")
+	release, err := c.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Lock(ctx); !errors.Is(err, memory.ErrLockTimeout) {
+		t.Errorf("err = %v, want ErrLockTimeout", err)
+	}
+}

@@ -1,0 +1,175 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tool"
+)
+
+type AddArgs struct {
+	A int `json:"a" description:"first"`
+	B int `json:"b"`
+	C int `json:"c,omitempty"`
+}
+
+func add(ctx context.Context, in AddArgs) (int, error) { return in.A + in.B + in.C, nil }
+
+func TestFunc(t *testing.T) {
+	t.Parallel()
+	tl := tool.Func("add", "Adds numbers.", add)
+	spec := tl.Spec()
+	if spec.Name != "add" || !strings.Contains(string(spec.Parameters), `"required":["a","b"]`) {
+		t.Errorf("spec = %s %s", spec.Name, spec.Parameters)
+	}
+	tests := []struct {
+		args, want, wantErr string
+	}{
+		{`{"a":1,"b":2}`, "3", ""},
+		{`{"a":1,"b":2,"c":3}`, "6", ""},
+		{` {"B":2, "a":1} `, "3", ""}, // encoding/json matches names case-insensitively
+		{`{"a":1}`, "", `argument "b": required but missing`},
+		{``, "", `argument "a": required but missing`},
+		{`{"a":"1","b":2}`, "", `argument "a": expected integer, got string`},
+		{`{"a":1,"b":2`, "", "invalid arguments: unexpected end of JSON input"},
+		{`[1,2]`, "", "invalid arguments: expected a JSON object, got array"},
+		{`{"x":{"a":1},"b":2}`, "", `argument "a": required but missing`},
+		{`{"a\u0000":1,"a":1,"b":1}`, "2", ""},
+	}
+	for _, tt := range tests {
+		res, err := tl.Call(context.Background(), json.RawMessage(tt.args))
+		if tt.wantErr != "" {
+			var ae *tool.ArgumentError
+			if !errors.As(err, &ae) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Call(%s) err = %v, want %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || res.Content != tt.want {
+			t.Errorf("Call(%s) = %q, %v; want %q", tt.args, res.Content, err, tt.want)
+		}
+	}
+}
+
+type Calc struct{ base int }
+
+func (c Calc) Double(ctx context.Context, in struct {
+	N int `json:"n"`
+}) (int, error) {
+	return 2*in.N + c.base, nil
+}
+
+func (c Calc) GetHTTPStatus(ctx context.Context, in struct{}) (string, error) { return "ok", nil }
+
+func (c Calc) Fail(ctx context.Context, in struct{}) (string, error) {
+	return "", errors.New("nope")
+}
+
+func (c Calc) NotATool(x int) int { return x }
+
+func (c Calc) ToolDescriptions() map[string]string {
+	return map[string]string{"Double": "Doubles n."}
+}
+
+func TestFromMethods(t *testing.T) {
+	t.Parallel()
+	tools, err := tool.FromMethods(Calc{base: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.Names(); got != "double, fail, get_http_status" {
+		t.Errorf("names = %q", got)
+	}
+	d, _ := set.Lookup("double")
+	if d.Spec().Description != "Doubles n." {
+		t.Errorf("description = %q", d.Spec().Description)
+	}
+	res, err := d.Call(context.Background(), json.RawMessage(`{"n":4}`))
+	if err != nil || res.Content != "9" {
+		t.Errorf("double = %q, %v", res.Content, err)
+	}
+	if _, err := tool.FromMethods(struct{}{}); err == nil {
+		t.Error("a value without tool methods is not an error")
+	}
+}
+
+func TestNewSetValidation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		tools []tool.Tool
+		want  string
+	}{
+		{"duplicate", []tool.Tool{tool.Func("add", "", add), tool.Func("add", "", add)}, `two tools are named "add"`},
+		{"bad name", []tool.Tool{tool.Func("add numbers", "", add)}, `name "add numbers" must match`},
+		{"no schema", []tool.Tool{tool.Func("c", "", func(ctx context.Context, in chan int) (int, error) { return 0, nil })}, `tool "c": parameters`},
+		{"nil func", []tool.Tool{tool.Func[AddArgs, int]("n", "", nil)}, "nil function"},
+		{"nil tool", []tool.Tool{nil}, "nil tool"},
+	}
+	for _, tt := range tests {
+		if _, err := tool.NewSet(tt.tools...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestExecutorPolicies(t *testing.T) {
+	t.Parallel()
+	boom := tool.Func("boom", "", func(ctx context.Context, in struct{}) (string, error) { panic("kaboom") })
+	fail := tool.Func("fail", "", func(ctx context.Context, in struct{}) (string, error) { return "", errors.New("broken") })
+	big := tool.Func("big", "", func(ctx context.Context, in struct{}) (string, error) { return strings.Repeat("é", 10), nil })
+	set, err := tool.NewSet(tool.Func("add", "", add), boom, fail, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		exec    tool.Executor
+		call    llm.ToolCall
+		content string
+		isErr   bool
+		abort   bool
+	}{
+		{"ok", tool.Executor{}, llm.ToolCall{Name: "add", Arguments: `{"a":1,"b":1}`}, "2", false, false},
+		{"panic to model", tool.Executor{}, llm.ToolCall{Name: "boom"}, "Error: tool panicked: kaboom", true, false},
+		{"panic aborts", tool.Executor{OnError: tool.Abort}, llm.ToolCall{Name: "boom"}, "Error: tool panicked: kaboom", true, true},
+		{"error to model", tool.Executor{}, llm.ToolCall{Name: "fail"}, "Error: broken", true, false},
+		{"unknown", tool.Executor{}, llm.ToolCall{Name: "sub"}, `Error: there is no tool named "sub". Available tools: add, boom, fail, big.`, true, false},
+		{"unknown aborts", tool.Executor{OnUnknown: tool.Abort}, llm.ToolCall{Name: "sub"}, `Error: there is no tool named "sub"`, true, true},
+		{"bad args", tool.Executor{OnError: tool.Abort}, llm.ToolCall{Name: "add", Arguments: `{"a":1}`}, `Error: tool add: argument "b": required but missing`, true, false},
+		{"bad args abort", tool.Executor{OnBadArguments: tool.Abort}, llm.ToolCall{Name: "add", Arguments: `{`}, "Error: tool add: invalid arguments", true, true},
+		{"truncated on rune boundary", tool.Executor{MaxResultBytes: 5}, llm.ToolCall{Name: "big"}, "éé\n[truncated: 16 more bytes]", false, false},
+	}
+	for _, tt := range tests {
+		tt.exec.Tools = set
+		got, err := tt.exec.Run(context.Background(), []llm.ToolCall{tt.call}, nil)
+		var ab *tool.AbortError
+		if tt.abort != errors.As(err, &ab) {
+			t.Errorf("%s: err = %v, abort %v", tt.name, err, tt.abort)
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0].Content, tt.content) || got[0].IsError != tt.isErr {
+			t.Errorf("%s: got %+v, want content %q error %v", tt.name, got, tt.content, tt.isErr)
+		}
+	}
+}
+
+func FuzzArguments(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":2}`, `{"a":"x"}`, `{`, ``, `{"a\"":1}`, `{"x":[{"a":1}],"b":2}`, `null`} {
+		f.Add(s)
+	}
+	tl := tool.Func("add", "", add)
+	f.Fuzz(func(t *testing.T, args string) {
+		res, err := tl.Call(context.Background(), json.RawMessage(args))
+		if err == nil && res.Content == "" {
+			t.Error("success without content")
+		}
+	})
+}
