@@ -61,12 +61,12 @@ func (v *vocab) merge(p string, sc *scratch) []uint32 {
 		copy(tok[at+1:m-1], tok[at+2:m])
 		m--
 		if at+1 < m {
-			rank[at] = v.rank(p[start[at]:start[at+2]])
+			rank[at] = v.mergeRank(p[start[at]:start[at+2]])
 		} else {
 			rank[at] = noRank
 		}
 		if at > 0 {
-			rank[at-1] = v.rank(p[start[at-1]:start[at+1]])
+			rank[at-1] = v.mergeRank(p[start[at-1]:start[at+1]])
 		}
 	}
 	return tok[:m]
@@ -103,7 +103,7 @@ func (v *vocab) mergeHeap(p string, sc *scratch) []uint32 {
 		if j >= n {
 			return noRank
 		}
-		return v.rank(p[i:nodes[j].next])
+		return v.mergeRank(p[i:nodes[j].next])
 	}
 	h := sc.heap[:0]
 	for i := range n - 1 {

@@ -262,6 +262,28 @@ func class1(s string, i int) class {
 //
 // Below, U is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and W is [\p{Ll}\p{Lm}\p{Lo}\p{M}].
 func nextO200K(s string, i int) int {
+	if b := s[i]; b < utf8.RuneSelf {
+		// ASCII fast path for a word of ASCII letters, with or without a
+		// prefix such as a space: [A-Z]*[a-z]* is U*W+ or U+W*, unless a
+		// non-ASCII rune continues it.
+		j := i
+		if !asciiClass[b].in(mL|1<<cNumber|1<<cNewline) && i+1 < len(s) && isASCIILetter(s[i+1]) {
+			j++
+		}
+		if isASCIILetter(s[j]) {
+			for j < len(s) && 'A' <= s[j] && s[j] <= 'Z' {
+				j++
+			}
+			for j < len(s) && 'a' <= s[j] && s[j] <= 'z' {
+				j++
+			}
+			if j == len(s) || s[j] < utf8.RuneSelf {
+				return j + contraction(s, j)
+			}
+		} else if asciiClass[b] == cNumber {
+			return digits(s, i)
+		}
+	}
 	c, w := classAt(s, i)
 	if c == cNumber {
 		return digits(s, i)
@@ -291,6 +313,8 @@ func nextO200K(s string, i int) int {
 	}
 	return spaceEnd(s, i)
 }
+
+func isASCIILetter(b byte) bool { return ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') }
 
 // wordLower implements U*W+ at s[i:] and returns the end of the match, or 0
 // if there is none. The regex engine takes the longest U run, then backs off
