@@ -84,7 +84,9 @@ type engine struct{ splitConfig }
 // fits, else its segments at the first level that cuts it, recursively,
 // down to single characters.
 func (e *engine) pieces(text string, start, end int, levels []boundaryFunc, out []piece) []piece {
-	n := e.counter.Count(text[start:end])
+	// Separators stay in the span but are not content: count without
+	// them, as the chunk will be.
+	n := e.counter.Count(trimSpan(text, start, end))
 	if n <= e.size {
 		return append(out, piece{start: start, end: end, tokens: n})
 	}
@@ -124,7 +126,7 @@ func (e *engine) characters(text string, start, end int, out []piece) []piece {
 			return e.counter.Count(text[s:ends[pos+k]]) > e.size
 		})
 		n = max(n, 1)
-		out = append(out, piece{start: s, end: ends[pos+n-1], tokens: e.counter.Count(text[s:ends[pos+n-1]])})
+		out = append(out, piece{start: s, end: ends[pos+n-1], tokens: e.counter.Count(trimSpan(text, s, ends[pos+n-1]))})
 		pos += n
 	}
 	return out

@@ -54,7 +54,7 @@ paragraph.</p><ul><li>one</li><li>two<ol><li>nested</li></ol></li></ul>
 <table><tr><th>Name</th><th>Age</th></tr><tr><td>Ann</td><td><p>30</p></td></tr></table>
 <pre>code  line 1
   line 2</pre><p>end<br>next line</p></body></html>`),
-			text: "# Main title\n\nFirst bold paragraph.\n\n- one\n- two\n  1. nested\n\n| Name | Age |\n| Ann | 30 |\n\n```\ncode  line 1\n  line 2\n```\n\nend\nnext line\n",
+			text:  "# Main title\n\nFirst bold paragraph.\n\n- one\n- two\n  1. nested\n\n| Name | Age |\n| Ann | 30 |\n\n```\ncode  line 1\n  line 2\n```\n\nend\nnext line\n",
 			title: "My Page", notInText: []string{"alert", "color", "Home", "About"},
 		},
 		{
