@@ -244,6 +244,11 @@ func (m *Model) classify(parent, attempt context.Context, err error) error {
 		if err != nil && errors.Is(parent.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
 			return &Error{Kind: ErrTimeout, Message: "deadline exceeded", Err: err}
 		}
+		if err != nil && errors.Is(parent.Err(), context.Canceled) && IsRetryable(err) {
+			// An HTTP driver may report the caller's cancellation as a
+			// failed connection; it is the caller's cancellation.
+			return parent.Err()
+		}
 		return err
 	}
 	if attempt.Err() != nil && errors.Is(attempt.Err(), context.DeadlineExceeded) {

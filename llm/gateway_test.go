@@ -471,6 +471,29 @@ func TestCallerCancellationNotRetried(t *testing.T) {
 	}
 }
 
+func TestCallerCancellationReportedAsConnectionFailure(t *testing.T) {
+	t.Parallel()
+	// An HTTP driver sees the caller's cancellation as a failed request and
+	// may report it as ErrUnavailable; the caller must still get its own
+	// cancellation back, not a retryable provider failure.
+	for op, call := range calls {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			d := newFake(t, step{during: cancel, err: &Error{Kind: ErrUnavailable, Provider: "fake", Message: "context canceled", Err: context.Canceled}})
+			var s sleeps
+			_, err := call(ctx, New(d, s.option()))
+			if !errors.Is(err, context.Canceled) || IsRetryable(err) || errors.Is(err, ErrUnavailable) {
+				t.Errorf("err = %v: want context.Canceled, not a retryable ErrUnavailable", err)
+			}
+			if d.attempts() != 1 || len(s.all()) != 0 {
+				t.Errorf("%d attempts, sleeps %v", d.attempts(), s.all())
+			}
+		})
+	}
+}
+
 func TestCallerDeadlineIsTimeout(t *testing.T) {
 	t.Parallel()
 	for op, call := range calls {
