@@ -97,6 +97,9 @@ func (a *RetrievalAugmentor) Augment(ctx context.Context, q Query) (Augmentation
 	if err := ctx.Err(); err != nil {
 		return Augmentation{Message: msg}, err
 	}
+	if len(sources) == 0 {
+		return Augmentation{Message: msg}, nil
+	}
 	out, used := a.injector.Inject(msg, sources)
 	return Augmentation{Message: out, Sources: used}, nil
 }

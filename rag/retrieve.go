@@ -7,7 +7,6 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/rag/keyword"
 	"github.com/weftlabs/weft/rag/vector"
 )
@@ -16,7 +15,8 @@ import (
 const DefaultTopK = 5
 
 // ChunkReader gives retrievers the stored chunks behind index hits: the
-// embedded indexes keep IDs, vectors and terms, not text.
+// embedded indexes keep IDs, vectors and terms, not text. [EmbeddedIndex]
+// implements it.
 type ChunkReader interface {
 	// ReadChunks returns the chunks with the given IDs that exist, in any
 	// order; IDs without a chunk are left out, not an error.
@@ -116,15 +116,16 @@ func SourceFromChunk(c Chunk, score float64, collection string) Source {
 // similarities in [-1, 1].
 type VectorRetriever struct {
 	index  vector.Index
-	embed  llm.EmbeddingModel
+	embed  Embedder
 	chunks ChunkReader
 	opts   RetrieveOptions
 }
 
 // NewVectorRetriever returns a retriever over index, embedding queries with
-// embedder (the model that embedded the chunks) and reading chunk text
-// from chunks.
-func NewVectorRetriever(index vector.Index, embedder llm.EmbeddingModel, chunks ChunkReader, opts ...RetrieveOption) (*VectorRetriever, error) {
+// embedder (the same model that embedded the chunks: a [ModelEmbedder],
+// perhaps behind a [CachedEmbedder]) and reading chunk text from chunks
+// (an [EmbeddedIndex] is one).
+func NewVectorRetriever(index vector.Index, embedder Embedder, chunks ChunkReader, opts ...RetrieveOption) (*VectorRetriever, error) {
 	switch {
 	case index == nil:
 		return nil, errors.New("rag: vector retriever: nil index")
@@ -143,14 +144,14 @@ func (r *VectorRetriever) Retrieve(ctx context.Context, query string, k int) ([]
 		return nil, nil
 	}
 	k = r.opts.K(k)
-	resp, err := r.embed.Embed(ctx, &llm.EmbedRequest{Inputs: []string{query}})
+	vecs, err := r.embed.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, fmt.Errorf("rag: embed query: %w", err)
 	}
-	if len(resp.Vectors) != 1 {
-		return nil, fmt.Errorf("rag: embed query: model returned %d vectors for 1 input", len(resp.Vectors))
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("rag: embed query: embedder returned %d vectors for 1 text", len(vecs))
 	}
-	hits, err := r.index.Search(ctx, resp.Vectors[0], k, vector.Filter(r.opts.Filter))
+	hits, err := r.index.Search(ctx, vecs[0], k, vector.Filter(r.opts.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("rag: vector search: %w", err)
 	}

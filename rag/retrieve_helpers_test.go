@@ -30,8 +30,17 @@ type corpus struct {
 	chunks  chunkMap
 	vectors *vector.Flat
 	words   *keyword.Index
-	model   *scripted.Model
+	embed   rag.Embedder
 }
+
+// scriptedEmbedder embeds with the scripted model's bag of words.
+var scriptedEmbedder = rag.EmbedderFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = scripted.Vector(t, 0)
+	}
+	return out, nil
+})
 
 // testDocs are the documents of newCorpus: name → chunk texts.
 var testDocs = []struct {
@@ -46,7 +55,7 @@ var testDocs = []struct {
 func newCorpus(t testing.TB) *corpus {
 	t.Helper()
 	ctx := context.Background()
-	c := &corpus{chunks: chunkMap{}, vectors: vector.NewFlat(scripted.DefaultDimensions), words: keyword.New(), model: scripted.New()}
+	c := &corpus{chunks: chunkMap{}, vectors: vector.NewFlat(scripted.DefaultDimensions), words: keyword.New(), embed: scriptedEmbedder}
 	for _, d := range testDocs {
 		docID := rag.DocumentID(d.name)
 		for i, text := range d.texts {
@@ -69,7 +78,7 @@ func newCorpus(t testing.TB) *corpus {
 
 func (c *corpus) vectorRetriever(t testing.TB, opts ...rag.RetrieveOption) *rag.VectorRetriever {
 	t.Helper()
-	r, err := rag.NewVectorRetriever(c.vectors, c.model, c.chunks, opts...)
+	r, err := rag.NewVectorRetriever(c.vectors, c.embed, c.chunks, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +116,9 @@ func ids(sources []rag.Source) []string {
 func fixed(ids ...string) rag.Retriever {
 	return rag.RetrieverFunc(func(_ context.Context, _ string, k int) ([]rag.Source, error) {
 		var out []rag.Source
+		if k < 1 {
+			k = len(ids)
+		}
 		for i, id := range ids {
 			if i == k {
 				break

@@ -220,7 +220,13 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 		select {
 		case a = <-results[i]:
 		case <-ctxs[i].Done():
-			a.err = stepTimeout(ctx, ctxs[i], m.timeout())
+			// The members' deadlines expire together: while this loop
+			// waited for a slow one, the others' answers arrived in time.
+			select {
+			case a = <-results[i]:
+			default:
+				a.err = stepTimeout(ctx, ctxs[i], m.timeout())
+			}
 		}
 		cancels[i]()
 		if a.err != nil {
@@ -272,14 +278,15 @@ func (m *MultiRetriever) rerank(ctx context.Context, query string, candidates []
 		}
 		done <- out
 	}()
+	var err error
 	select {
 	case out := <-done:
 		return out, nil
-	case err := <-errc:
-		return nil, &Degradation{Step: "rerank", Err: err}
+	case err = <-errc:
 	case <-sctx.Done():
-		return nil, &Degradation{Step: "rerank", Err: stepTimeout(ctx, sctx, m.timeout())}
+		err = stepTimeout(ctx, sctx, m.timeout())
 	}
+	return nil, &Degradation{Step: "rerank", Err: err}
 }
 
 func (m *MultiRetriever) stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
