@@ -3,11 +3,13 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/weftlabs/weft/llm"
@@ -103,6 +105,37 @@ func FuzzDecodeResponse(f *testing.F) {
 		msg, typ, code, ok := parseErrorBody(body)
 		if !ok && (msg != "" || typ != "" || code != "") {
 			t.Fatal("parseErrorBody returned fields without ok")
+		}
+	})
+}
+
+// FuzzChunkDecoder checks that the long-lived decoder of stream chunks
+// agrees with json.Unmarshal, event after event.
+func FuzzChunkDecoder(f *testing.F) {
+	f.Add([]byte(`{"id":"a","choices":[{"delta":{"content":"x","tool_calls":[{"index":1}]}}]}`), []byte(`{"id":"a","choices":[{"delta":{}}]}`))
+	f.Add([]byte(`{"a":1} {"b":2}`), []byte(`{}`))
+	f.Add([]byte(`123`), []byte(`{"choices":[{"index":"x"}]}`))
+	f.Add([]byte(`{"usage":{"prompt_tokens":1}`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, d1, d2 []byte) {
+		var dec chunkDecoder
+		var got, want chatResponse
+		for _, d := range [][]byte{bytes.TrimSpace(d1), bytes.TrimSpace(d2)} {
+			if len(d) == 0 {
+				return
+			}
+			got.reset()
+			want.reset()
+			werr := json.Unmarshal(d, &want)
+			gerr := dec.decode(d, &got)
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("decode(%q): Unmarshal err %v, decoder err %v", d, werr, gerr)
+			}
+			if werr != nil {
+				return
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("decode(%q): got %+v, want %+v", d, got, want)
+			}
 		}
 	})
 }
