@@ -14,6 +14,8 @@
 // the end of the input; lines end with "\n", "\r\n" or "\r"; a leading UTF-8
 // byte order mark is ignored. As a tolerance for JSON-lines bodies, a line
 // that begins with "{" is a complete event whose data is the whole line.
+// [Reader.NextRaw] hands out the data without copying it, for decoders that
+// parse it at once.
 //
 // [LineReader] reads NDJSON bodies (one JSON value per line, as Ollama's
 // native API sends) with the same bounds.
