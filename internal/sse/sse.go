@@ -5,8 +5,8 @@
 // providers bend the format: some send one JSON payload per line with no
 // "data:" prefix, some interleave keep-alive comments, some end lines with a
 // bare "\r". The common Go SSE packages are built around an HTTP client or
-// a server, allocate per line, and do not bound line length; this reader is
-// a pure io.Reader decoder that does neither.
+// a server, allocate per line, and do not bound line length; this is a plain
+// decoder over an io.Reader that reuses its buffers and bounds every line.
 //
 // [Reader] follows the WHATWG event-stream parsing rules: lines that start
 // with ":" are comments and are skipped (and counted); "data" fields of one
