@@ -75,7 +75,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+	case ctx.Err() != nil:
+		// Cancelled by Ctrl-C: whatever failed after that is the interruption.
 		fmt.Fprintln(e.stderr, "weft: interrupted")
 		return exitInterrupted
 	}

@@ -41,8 +41,9 @@ type Model struct {
 	dims  int
 	seq   atomic.Int64
 
-	mu   sync.Mutex
-	reqs []*llm.Request
+	noRecord bool
+	mu       sync.Mutex
+	reqs     []*llm.Request
 }
 
 // Option configures a [Model]. Every [Rule] is an Option that appends the
@@ -75,6 +76,14 @@ func Dimensions(n int) Option {
 	})
 }
 
+// RecordRequests says whether the model keeps the requests it receives for
+// [Model.Requests] (default true). Models opened through the provider
+// registry do not keep them, so a long-running server using the demo model
+// does not grow.
+func RecordRequests(on bool) Option {
+	return optionFunc(func(m *Model) { m.noRecord = !on })
+}
+
 // DefaultDimensions is the length of embedding vectors when neither the
 // model nor the request sets one.
 const DefaultDimensions = 256
@@ -102,7 +111,8 @@ func (m *Model) Name() string { return m.name }
 // Capabilities returns what the model declares.
 func (m *Model) Capabilities() llm.Capabilities { return m.caps }
 
-// Requests returns the chat requests the model received, in order.
+// Requests returns the chat requests the model received, in order (none
+// when RecordRequests(false) is set).
 func (m *Model) Requests() []*llm.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -114,9 +124,11 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	m.mu.Unlock()
+	if !m.noRecord {
+		m.mu.Lock()
+		m.reqs = append(m.reqs, req)
+		m.mu.Unlock()
+	}
 	for _, r := range m.rules {
 		if r.Match != nil && !r.Match(req) {
 			continue
@@ -299,9 +311,9 @@ func open(cfg provider.Config) (llm.ChatModel, error) {
 	name := "scripted/" + cfg.Model
 	switch cfg.Model {
 	case "echo", "embed":
-		return New(WithName(name), Echo()), nil
+		return New(WithName(name), RecordRequests(false), Echo()), nil
 	case "demo":
-		return Demo(WithName(name)), nil
+		return Demo(WithName(name), RecordRequests(false)), nil
 	}
 	return nil, fmt.Errorf("unknown scripted model %q (have echo, demo, embed)", cfg.Model)
 }

@@ -347,6 +347,13 @@ func TestRegistered(t *testing.T) {
 			t.Errorf("%s: %v %q, want %q", tt.spec, err, resp.Text(), tt.want)
 		}
 	}
+	m, _ := provider.Open("scripted/demo")
+	for range 3 {
+		m.Generate(context.Background(), ask("x"))
+	}
+	if n := len(m.Driver().(*scripted.Model).Requests()); n != 0 {
+		t.Errorf("a registry model kept %d requests", n)
+	}
 	if _, err := provider.Open("scripted/nope"); err == nil || !strings.Contains(err.Error(), "echo, demo, embed") {
 		t.Errorf("unknown model err = %v", err)
 	}
