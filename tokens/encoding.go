@@ -32,7 +32,10 @@ var o200kData []byte
 // encode_ordinary does, so that user text cannot forge them. Text that is not
 // valid UTF-8 is encoded as if each invalid byte were U+FFFD, the
 // replacement character (as tiktoken-go does, and as tiktoken does with the
-// lone surrogates that are Python's closest analogue).
+// lone surrogates that are Python's closest analogue). Character classes
+// come from Go's unicode package (Unicode 15.0 in Go 1.26); tiktoken's regex
+// engine may classify code points assigned by later Unicode versions
+// differently.
 type Encoding struct {
 	name    string
 	split   func(s string, i int) int
@@ -43,6 +46,8 @@ type Encoding struct {
 	v       *vocab
 	scratch sync.Pool
 }
+
+var _ Counter = (*Encoding)(nil)
 
 var (
 	cl100k = &Encoding{

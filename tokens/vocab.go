@@ -21,8 +21,8 @@ type vocab struct {
 	offs     []uint32 // token r is data[offs[r]:offs[r+1]]
 	slots    []slot
 	mask     uint64
-	filter   []uint64 // one bit per token hash: most misses stop here, in cache
-	shift    uint     // 64 - log2 of the filter's size in bits
+	filter   []uint64    // one bit per token hash: most misses stop here, in cache
+	shift    uint        // 64 - log2 of the filter's size in bits
 	byteRank [256]uint32 // rank of each single-byte token
 	pairRank []uint32    // rank of each two-byte token, by b0<<8|b1; noRank if none
 }
