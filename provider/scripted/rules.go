@@ -312,8 +312,9 @@ func contextBlock(msg string) (question, context string, ok bool) {
 }
 
 // QuoteContext matches a user message that carries a block of retrieved
-// context, and answers by quoting the passage of the block that shares the
-// most words with the question.
+// context, and answers by quoting the line of the block that shares the most
+// words with the question. When the block numbers its sources with "[n]"
+// label lines (as rag.ContentInjector does), the quote cites its source.
 func QuoteContext() Rule {
 	return Rule{
 		Match: func(req *llm.Request) bool {
@@ -322,42 +323,55 @@ func QuoteContext() Rule {
 		},
 		Respond: func(req *llm.Request) (*llm.Response, error) {
 			q, ctx, _ := contextBlock(lastUserText(req))
-			return text(fmt.Sprintf("According to the provided context: %q", bestPassage(q, ctx))), nil
+			line, cite := bestPassage(q, ctx)
+			if cite != "" {
+				return text("According to the provided context " + cite + ": \"" + line + "\""), nil
+			}
+			return text("According to the provided context: \"" + line + "\""), nil
 		},
 	}
 }
 
-// bestPassage returns the non-empty line of ctx sharing the most words with
-// q (the first on ties), cut to 300 bytes.
-func bestPassage(q, ctx string) string {
+// sourceLabelRE matches a numbered source label line such as
+// "[2] faq.md › Install".
+var sourceLabelRE = regexp.MustCompile(`^\[(\d+)\](\s|$)`)
+
+// bestPassage returns the non-empty, non-label line of ctx sharing the most
+// words with q (the first on ties), cut to 300 bytes, and the "[n]" label of
+// the source it belongs to, if any.
+func bestPassage(q, ctx string) (line, cite string) {
 	qwords := map[string]bool{}
 	for w := range terms(q) {
 		qwords[w] = true
 	}
-	best, bestScore := "", -1
-	for line := range strings.Lines(ctx) {
-		line = strings.TrimSpace(line)
-		if line == "" {
+	bestScore, label := -1, ""
+	for l := range strings.Lines(ctx) {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if m := sourceLabelRE.FindStringSubmatch(l); m != nil {
+			label = "[" + m[1] + "]"
 			continue
 		}
 		score := 0
-		for w := range terms(line) {
+		for w := range terms(l) {
 			if qwords[w] {
 				score++
 			}
 		}
 		if score > bestScore {
-			best, bestScore = line, score
+			line, cite, bestScore = l, label, score
 		}
 	}
-	if len(best) > 300 {
+	if len(line) > 300 {
 		cut := 300
-		for cut > 0 && best[cut]&0xC0 == 0x80 {
+		for cut > 0 && line[cut]&0xC0 == 0x80 {
 			cut--
 		}
-		best = best[:cut] + "…"
+		line = line[:cut] + "…"
 	}
-	return best
+	return line, cite
 }
 
 // HelpfulEcho answers with the last user message, introduced by a line that
