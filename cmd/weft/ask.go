@@ -143,13 +143,13 @@ func ask(ctx context.Context, e *env, o askOptions, args []string, temperatureSe
 	}
 	if o.verbose {
 		name := model.Name()
-		if resp.Model != "" && !strings.HasSuffix(name, "/"+resp.Model) {
+		if resp.Model != "" && resp.Model != name && !strings.HasSuffix(name, "/"+resp.Model) {
 			name += " (" + resp.Model + ")"
 		}
 		u := resp.Usage
 		fmt.Fprintf(e.stderr, "model: %s\ntokens: %d prompt + %d completion = %d total\nlatency: first token %v, total %v\n",
 			name, u.PromptTokens, u.CompletionTokens, u.TotalTokens,
-			firstToken.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+			roundDuration(firstToken), roundDuration(time.Since(start)))
 	}
 	return nil
 }
@@ -172,6 +172,15 @@ func checkProvider(spec string) error {
 			name, spec, strings.Join(provider.Names(), ", "))}
 	}
 	return nil
+}
+
+// roundDuration rounds d for display: to milliseconds, or to microseconds
+// below 10ms (an offline model answers in microseconds).
+func roundDuration(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // flush pushes buffered output to the terminal, for writers that buffer.
