@@ -1,0 +1,45 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/redisstore"
+)
+
+// The example needs a Redis server, so it is compiled but not run.
+func ExampleOpen() {
+	s, err := redisstore.Open("redis://127.0.0.1:6379/0", redisstore.WithTTL(24*time.Hour))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+	key := memory.Key{Tenant: "acme", Agent: "support", Session: "s-1"}
+
+	// One turn at a time per conversation, across replicas.
+	release, err := s.Lock(ctx, key, time.Minute)
+	if err != nil {
+		fmt.Println(err) // matches memory.ErrLockTimeout when ctx ends first
+		return
+	}
+	defer release()
+
+	history, err := memory.LoadSlide(ctx, s, key, memory.Budget{ContextWindow: 128000, Reserve: 4000}, 1200)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(history), "records of history fit")
+	_, err = s.Append(ctx, key,
+		memory.Record{ID: "client-msg-17", Message: llm.UserMessage("Where is my order?"), Tokens: 12},
+		memory.Record{Message: llm.AssistantMessage("It ships today."), Tokens: 9},
+	)
+	if err != nil {
+		fmt.Println(err)
+	}
+}

@@ -1,0 +1,67 @@
+package sqlstore_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/sqlstore"
+)
+
+func benchRecords(n int) []memory.Record {
+	recs := make([]memory.Record, n)
+	for i := range recs {
+		text := fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 25))
+		m := llm.UserMessage(text)
+		if i%2 == 1 {
+			m = llm.AssistantMessage(text)
+		}
+		recs[i] = memory.Record{Message: m, Tokens: 60}
+	}
+	return recs
+}
+
+func benchStore(b *testing.B, s *sqlstore.Store) {
+	ctx := b.Context()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "bench"}
+	if _, err := s.Append(ctx, key, benchRecords(200)...); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Load50", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if recs, err := s.Load(ctx, key, memory.Window{MaxMessages: 50}); err != nil || len(recs) != 50 {
+				b.Fatal(len(recs), err)
+			}
+		}
+	})
+	b.Run("Load3000Tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if recs, err := s.Load(ctx, key, memory.Window{MaxTokens: 3000}); err != nil || len(recs) != 50 {
+				b.Fatal(len(recs), err)
+			}
+		}
+	})
+	b.Run("Append", func(b *testing.B) {
+		rec := benchRecords(1)[0]
+		k := memory.Key{Tenant: "t", Agent: "a", Session: "bench-append"}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Append(ctx, k, rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkSQLite(b *testing.B) {
+	benchStore(b, openSQLite(b, filepath.Join(b.TempDir(), "memory.db")))
+}
+
+func BenchmarkPostgres(b *testing.B) {
+	benchStore(b, openPostgres(b, postgresDSN(b)))
+}
