@@ -29,13 +29,13 @@ var o200kData []byte
 //
 // Special tokens such as <|endoftext|> are not recognised in the input: they
 // are encoded as the ordinary text they are written with, as tiktoken's
-// encode_ordinary does, so that user text cannot forge them. Text that is not
-// valid UTF-8 is encoded as if each invalid byte were U+FFFD, the
-// replacement character (as tiktoken-go does, and as tiktoken does with the
-// lone surrogates that are Python's closest analogue). Character classes
-// come from Go's unicode package (Unicode 15.0 in Go 1.26); tiktoken's regex
-// engine may classify code points assigned by later Unicode versions
-// differently.
+// encode_ordinary does, so that user text cannot forge them. Text that is
+// not valid UTF-8 is encoded as if each invalid byte were U+FFFD, the
+// replacement character, as both Go ports of tiktoken do (Python's tiktoken
+// likewise replaces lone surrogates, its closest analogue). Character
+// classes come from Go's unicode package (Unicode 15.0 in Go 1.26);
+// tiktoken's regex engine may classify code points assigned by later Unicode
+// versions differently.
 type Encoding struct {
 	name    string
 	split   func(s string, i int) int
