@@ -313,3 +313,27 @@ func TestGatewaySendsAuth(t *testing.T) {
 		t.Errorf("request %+v", r)
 	}
 }
+
+func TestGatewayEmbedRetries(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.EnqueueEmbed(llmtest.RateLimited(5*time.Millisecond), llmtest.Turn{Status: 502})
+	var r retries
+	m := openaiModel(t, srv, r.hook(), llm.WithBackoff(time.Millisecond, time.Millisecond))
+	resp, err := m.Embed(context.Background(), &llm.EmbedRequest{Inputs: []string{"red apples", "green apples"}, Dimensions: 32})
+	if err != nil || len(resp.Vectors) != 2 || len(resp.Vectors[0]) != 32 {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	if len(r.events) != 2 || !errors.Is(r.events[0].Err, llm.ErrRateLimited) || !errors.Is(r.events[1].Err, llm.ErrUnavailable) {
+		t.Errorf("retry events %+v", r.events)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests", n)
+	}
+
+	srv.EnqueueEmbed(llmtest.Unauthorized())
+	if _, err := m.Embed(context.Background(), &llm.EmbedRequest{Inputs: []string{"x"}}); !errors.Is(err, llm.ErrAuthentication) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -33,6 +33,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	turns  []Turn
+	embeds []Turn
 	reqs   []Request
 	models []string
 }
@@ -72,6 +73,16 @@ func (s *Server) Close() {
 func (s *Server) Enqueue(turns ...Turn) {
 	s.mu.Lock()
 	s.turns = append(s.turns, turns...)
+	s.mu.Unlock()
+}
+
+// EnqueueEmbed appends turns to the script of /v1/embeddings, which is
+// separate from the chat script. Of a turn, only Status, Error, Header and
+// Delay apply: a turn with Status 0 or 200 answers the embeddings as usual.
+// With an empty script every request is answered.
+func (s *Server) EnqueueEmbed(turns ...Turn) {
+	s.mu.Lock()
+	s.embeds = append(s.embeds, turns...)
 	s.mu.Unlock()
 }
 
@@ -697,6 +708,27 @@ func inputs(raw json.RawMessage) []string {
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	wr, ok := s.read(w, r)
 	if !ok {
+		return
+	}
+	var t Turn
+	s.mu.Lock()
+	if len(s.embeds) > 0 {
+		t = s.embeds[0]
+		s.embeds = s.embeds[1:]
+	}
+	s.mu.Unlock()
+	if !s.wait(r.Context(), t.Delay) {
+		return
+	}
+	for k, vs := range t.Header {
+		w.Header()[k] = vs
+	}
+	if t.Status != 0 && t.Status != http.StatusOK {
+		apiErr := t.Error
+		if apiErr == nil {
+			apiErr = &APIError{Message: http.StatusText(t.Status), Type: "server_error"}
+		}
+		writeError(w, t.Status, nil, apiErr)
 		return
 	}
 	in := inputs(wr.Input)
