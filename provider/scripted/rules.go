@@ -43,18 +43,18 @@ func ReplyJSON(v any) Rule {
 	}}
 }
 
-// callIDs numbers the tool calls rules make, so ids are unique within a
-// process and deterministic within a test that runs alone.
-var callIDs atomic.Int64
-
-func toolCall(name, args string) llm.ToolCall {
-	return llm.ToolCall{ID: "call_" + strconv.FormatInt(callIDs.Add(1), 10), Name: name, Arguments: args}
+// toolCall makes a call with an id derived from the call and the length of
+// the conversation: the same script gives the same ids however tests are
+// scheduled, and a call repeated on a later turn gets a new id.
+func toolCall(req *llm.Request, name, args string) llm.ToolCall {
+	h := fnv1a(name + "\x00" + args + "\x00" + strconv.Itoa(len(req.Messages)))
+	return llm.ToolCall{ID: "call_" + strconv.FormatUint(h&0xffffffffffff, 36), Name: name, Arguments: args}
 }
 
 // CallTool answers every request with a call of tool name with argsJSON.
 func CallTool(name, argsJSON string) Rule {
-	return Rule{Respond: func(*llm.Request) (*llm.Response, error) {
-		return &llm.Response{Message: llm.Message{ToolCalls: []llm.ToolCall{toolCall(name, argsJSON)}}}, nil
+	return Rule{Respond: func(req *llm.Request) (*llm.Response, error) {
+		return &llm.Response{Message: llm.Message{ToolCalls: []llm.ToolCall{toolCall(req, name, argsJSON)}}}, nil
 	}}
 }
 
@@ -71,7 +71,8 @@ func Fail(err error) Rule {
 }
 
 // Sequence answers the i-th request it sees with steps[i] (their Match is
-// not consulted), and matches nothing once the steps are used up. It is the
+// not consulted), and matches nothing once the steps are used up. Its
+// position is shared by every model it is given to. It is the
 // shape tool-loop tests need: first a tool call, then a final answer.
 func Sequence(steps ...Rule) Rule {
 	var n atomic.Int64
@@ -152,7 +153,7 @@ func CallNamedTool() Rule {
 				return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: "scripted", Message: "no tool named in the message"}
 			}
 			args := toolArgs(spec, lastUserText(req))
-			return &llm.Response{Message: llm.Message{ToolCalls: []llm.ToolCall{toolCall(spec.Name, args)}}}, nil
+			return &llm.Response{Message: llm.Message{ToolCalls: []llm.ToolCall{toolCall(req, spec.Name, args)}}}, nil
 		},
 	}
 }

@@ -170,6 +170,22 @@ func TestToolRoundTerminates(t *testing.T) {
 	}
 }
 
+func TestToolCallIDsDeterministic(t *testing.T) {
+	t.Parallel()
+	req := &llm.Request{Messages: []llm.Message{llm.UserMessage("add 1 and 2")}, Tools: []llm.ToolSpec{addTool}}
+	a, _ := scripted.Demo().Generate(context.Background(), req)
+	b, _ := scripted.Demo().Generate(context.Background(), req)
+	if a.Message.ToolCalls[0].ID != b.Message.ToolCalls[0].ID || !strings.HasPrefix(a.Message.ToolCalls[0].ID, "call_") {
+		t.Errorf("ids %q and %q differ for the same script", a.Message.ToolCalls[0].ID, b.Message.ToolCalls[0].ID)
+	}
+	later := withToolResult(req, a, "3")
+	later.Messages = append(later.Messages, llm.UserMessage("add 1 and 2"))
+	c, _ := scripted.Demo().Generate(context.Background(), later)
+	if c.Message.ToolCalls[0].ID == a.Message.ToolCalls[0].ID {
+		t.Errorf("a call on a later turn reused id %q", c.Message.ToolCalls[0].ID)
+	}
+}
+
 func TestSequence(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.Sequence(scripted.CallTool("add", `{"a":1}`), scripted.Reply("done")))
