@@ -11,9 +11,10 @@ import (
 // dialects: the schema uses only types and statements SQLite and PostgreSQL
 // share.
 type migration struct {
-	version int
-	name    string
-	stmts   []string
+	version  int
+	name     string
+	stmts    []string
+	postgres []string // run after stmts, on PostgreSQL only
 }
 
 var migrations = []migration{
@@ -52,8 +53,77 @@ var migrations = []migration{
 			expires_at BIGINT NOT NULL,
 			PRIMARY KEY (tenant, agent, session)
 		)`,
-	}},
+	}, nil},
+	{2, "append in one round trip", []string{
+		// The hash of a system record's text: an identical one is a no-op.
+		`ALTER TABLE memory_messages ADD COLUMN text_hash TEXT NOT NULL DEFAULT ''`,
+	}, []string{appendFunction}},
 }
+
+// appendFunction is Append on PostgreSQL as one statement, hence one round
+// trip instead of six (BEGIN, upsert, id lookup, insert, update, COMMIT).
+// The upsert of the session row takes its lock first; every later statement
+// of the function runs with a fresh READ COMMITTED snapshot, so it sees what
+// appenders that held the lock before committed. It returns one row per
+// input record: its Seq, and the stored record when it was already there
+// (r_found).
+const appendFunction = `CREATE FUNCTION memory_append(p_tenant text, p_agent text, p_session text, p_now bigint,
+	p_kind text[], p_id text[], p_tokens bigint[], p_partial boolean[], p_created bigint[], p_message text[], p_hash text[])
+RETURNS TABLE (r_seq bigint, r_found boolean, r_id text, r_tokens bigint, r_partial boolean, r_created bigint, r_message text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_last bigint;
+	v_added bigint := 0;
+	v_changed boolean := false;
+	m memory_messages%ROWTYPE;
+BEGIN
+	INSERT INTO memory_sessions AS s (tenant, agent, session, last_seq, msg_count, created_at, updated_at)
+	VALUES (p_tenant, p_agent, p_session, 0, 0, p_now, p_now)
+	ON CONFLICT (tenant, agent, session) DO UPDATE SET last_seq = s.last_seq
+	RETURNING s.last_seq INTO v_last;
+	FOR i IN 1 .. coalesce(array_length(p_kind, 1), 0) LOOP
+		IF p_kind[i] = 's' THEN
+			SELECT * INTO m FROM memory_messages x
+			WHERE x.tenant = p_tenant AND x.agent = p_agent AND x.session = p_session AND x.seq = 0;
+			IF NOT FOUND OR m.text_hash <> p_hash[i] THEN
+				INSERT INTO memory_messages AS x (tenant, agent, session, seq, msg_id, tokens, partial, created_at, message, text_hash)
+				VALUES (p_tenant, p_agent, p_session, 0, p_id[i], p_tokens[i], p_partial[i], p_created[i], p_message[i], p_hash[i])
+				ON CONFLICT (tenant, agent, session, seq) DO UPDATE SET msg_id = excluded.msg_id, tokens = excluded.tokens,
+					partial = excluded.partial, created_at = excluded.created_at, message = excluded.message, text_hash = excluded.text_hash
+				RETURNING * INTO m;
+				v_changed := true;
+				r_found := false;
+			ELSE
+				r_found := true;
+			END IF;
+		ELSE
+			SELECT * INTO m FROM memory_messages x
+			WHERE x.tenant = p_tenant AND x.agent = p_agent AND x.session = p_session AND x.seq > 0 AND x.msg_id = p_id[i];
+			IF FOUND THEN
+				r_found := true;
+			ELSE
+				v_last := v_last + 1;
+				v_added := v_added + 1;
+				INSERT INTO memory_messages (tenant, agent, session, seq, msg_id, tokens, partial, created_at, message, text_hash)
+				VALUES (p_tenant, p_agent, p_session, v_last, p_id[i], p_tokens[i], p_partial[i], p_created[i], p_message[i], '')
+				RETURNING * INTO m;
+				r_found := false;
+			END IF;
+		END IF;
+		r_seq := m.seq;
+		IF r_found THEN
+			r_id := m.msg_id; r_tokens := m.tokens; r_partial := m.partial; r_created := m.created_at; r_message := m.message;
+		ELSE
+			r_id := ''; r_tokens := 0; r_partial := false; r_created := 0; r_message := '';
+		END IF;
+		RETURN NEXT;
+	END LOOP;
+	IF v_added > 0 OR v_changed THEN
+		UPDATE memory_sessions x SET last_seq = v_last, msg_count = x.msg_count + v_added, updated_at = p_now
+		WHERE x.tenant = p_tenant AND x.agent = p_agent AND x.session = p_session;
+	END IF;
+END
+$$`
 
 // migrate brings the schema up to date in one transaction, so that
 // concurrent processes opening the same database apply each step once.
@@ -98,6 +168,14 @@ func (s *Store) migrate(ctx context.Context) error {
 			continue
 		}
 		for _, stmt := range m.stmts {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		for _, stmt := range m.postgres {
+			if s.dialect != postgres {
+				break
+			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 			}

@@ -10,18 +10,27 @@
 //	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
 //	memory_locks     (tenant, agent, session) → token, expires_at: the Locker's leases
 //
-// Times are Unix nanoseconds. Append runs in one transaction that first
-// upserts the session row and reads its last_seq: in PostgreSQL the upsert
-// locks that row, so appenders to one conversation queue on it while other
-// conversations proceed; SQLite opens every transaction IMMEDIATE (WAL
-// mode, busy_timeout), so writers take turns, across processes too. Load is
-// one query: window functions (a running sum of tokens and a row number,
-// newest first) cut the window inside the database.
+// Times are Unix nanoseconds. On PostgreSQL, Append is one statement, a
+// call of the memory_append function the migrations install: it upserts the
+// session row first, which locks it, so appenders to one conversation queue
+// on that row while other conversations proceed, then checks ids, assigns
+// sequence numbers from last_seq and inserts. On SQLite, which runs in
+// process, Append is a Go-driven transaction opened IMMEDIATE (WAL mode,
+// busy_timeout), so writers take turns, across processes too. Load is one
+// query on both: window functions (a running sum of tokens and a row
+// number, newest first) cut the window inside the database.
+//
+// A conversation survives the crash of the process that appends to it:
+// Append returns after the commit. SQLite runs with synchronous=NORMAL, so
+// an operating-system crash or power loss may lose the last commits; a
+// process crash loses nothing.
 package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,10 +167,10 @@ func prepareQueries(q func(string) string) queries {
 			VALUES (?, ?, ?, 0, 0, ?, ?)
 			ON CONFLICT (tenant, agent, session) DO UPDATE SET last_seq = memory_sessions.last_seq
 			RETURNING last_seq`),
-		selectSystem: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0`),
-		upsertSystem: q(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)
+		selectSystem: q(`SELECT ` + cols + `, text_hash FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0`),
+		upsertSystem: q(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `, text_hash) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, agent, session, seq) DO UPDATE SET msg_id = excluded.msg_id, tokens = excluded.tokens,
-			partial = excluded.partial, created_at = excluded.created_at, message = excluded.message`),
+			partial = excluded.partial, created_at = excluded.created_at, message = excluded.message, text_hash = excluded.text_hash`),
 		updateSession: q(`UPDATE memory_sessions SET last_seq = ?, msg_count = msg_count + ?, updated_at = ?
 			WHERE tenant = ? AND agent = ? AND session = ?`),
 		load: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0
@@ -205,30 +214,113 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 type encoded struct {
 	rec  memory.Record
 	json string
+	hash string // of a system record's text; "" for log records
 }
 
 func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record) ([]memory.Record, error) {
 	now := time.Now().UTC().Round(0)
 	in := make([]encoded, len(recs))
-	hasSystem := false
-	var ids []any
 	for i, r := range recs {
 		if r.ID == "" {
 			r.ID = memory.NewID()
-		} else if r.Message.Role != llm.RoleSystem {
-			ids = append(ids, r.ID)
 		}
 		if r.CreatedAt.IsZero() {
 			r.CreatedAt = now
 		}
-		hasSystem = hasSystem || r.Message.Role == llm.RoleSystem
 		b, err := json.Marshal(r.Message)
 		if err != nil {
 			return nil, fmt.Errorf("encode message %d: %w", i, err)
 		}
-		in[i] = encoded{r, string(b)}
+		e := encoded{rec: r, json: string(b)}
+		if r.Message.Role == llm.RoleSystem {
+			sum := sha256.Sum256([]byte(r.Message.Text()))
+			e.hash = hex.EncodeToString(sum[:])
+		}
+		in[i] = e
 	}
+	var out []memory.Record
+	var err error
+	if s.dialect == postgres {
+		out, err = s.appendCall(ctx, key, in, now)
+	} else {
+		out, err = s.appendTx(ctx, key, in, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The returned records must not share memory with the caller's.
+	for i := range out {
+		if out[i].Message, err = cloneMessage(out[i].Message); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
+// appendCall appends with one call of the memory_append function.
+func (s *Store) appendCall(ctx context.Context, key memory.Key, in []encoded, now time.Time) ([]memory.Record, error) {
+	n := len(in)
+	kinds, ids, hashes, msgs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	tokens, created := make([]int64, n), make([]int64, n)
+	partial := make([]bool, n)
+	for i, e := range in {
+		kinds[i] = "l"
+		if e.rec.Message.Role == llm.RoleSystem {
+			kinds[i] = "s"
+		}
+		ids[i], hashes[i], msgs[i] = e.rec.ID, e.hash, e.json
+		tokens[i], created[i], partial[i] = int64(e.rec.Tokens), e.rec.CreatedAt.UnixNano(), e.rec.Partial
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT r_seq, r_found, r_id, r_tokens, r_partial, r_created, r_message
+		FROM memory_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		key.Tenant, key.Agent, key.Session, now.UnixNano(), kinds, ids, tokens, partial, created, msgs, hashes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]memory.Record, 0, n)
+	for rows.Next() {
+		var r memory.Record
+		var found bool
+		var at int64
+		var msg string
+		if err := rows.Scan(&r.Seq, &found, &r.ID, &r.Tokens, &r.Partial, &at, &msg); err != nil {
+			return nil, err
+		}
+		if !found {
+			seq := r.Seq
+			r = in[len(out)].rec
+			r.Seq = seq
+		} else {
+			r.CreatedAt = time.Unix(0, at).UTC()
+			if err := json.Unmarshal([]byte(msg), &r.Message); err != nil {
+				return nil, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("memory_append returned %d rows for %d records", len(out), n)
+	}
+	return out, nil
+}
+
+// appendTx appends in a Go-driven transaction: SQLite runs in process, so
+// its statements cost no round trips, and its IMMEDIATE transaction makes
+// appenders take turns.
+func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now time.Time) ([]memory.Record, error) {
+	var ids []any
+	hasSystem := false
+	for _, e := range in {
+		if e.rec.Message.Role == llm.RoleSystem {
+			hasSystem = true
+		} else {
+			ids = append(ids, e.rec.ID)
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -252,8 +344,13 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 		}
 	}
 	var sys *memory.Record
+	sysHash := ""
 	if hasSystem {
-		found, err := scanRecords(tx.QueryContext(ctx, s.queries.selectSystem, k...))
+		var found []memory.Record
+		rows, err := tx.QueryContext(ctx, s.queries.selectSystem, k...)
+		if err == nil {
+			found, err = scanRecordsHash(rows, &sysHash)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -269,13 +366,13 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 	for i, e := range in {
 		r := e.rec
 		if r.Message.Role == llm.RoleSystem {
-			if sys == nil || sys.Message.Text() != r.Message.Text() {
+			if sys == nil || sysHash != e.hash {
 				r.Seq = 0
 				if _, err := tx.ExecContext(ctx, s.queries.upsertSystem, key.Tenant, key.Agent, key.Session,
-					r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json); err != nil {
+					r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json, e.hash); err != nil {
 					return nil, err
 				}
-				sys, changed = &r, true
+				sys, sysHash, changed = &r, e.hash, true
 			}
 			out[i] = *sys
 			continue
@@ -310,13 +407,6 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	// The messages decoded from storage and the ones appended must not share
-	// memory with the caller's records.
-	for i := range out {
-		if out[i].Message, err = cloneMessage(out[i].Message); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
 }
 
@@ -334,13 +424,23 @@ func scanRecords(rows *sql.Rows, err error) ([]memory.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scanRecordsHash(rows, nil)
+}
+
+// scanRecordsHash scans records; with hash non-nil, each row has a last
+// column text_hash, stored into *hash.
+func scanRecordsHash(rows *sql.Rows, hash *string) ([]memory.Record, error) {
 	defer rows.Close()
 	var out []memory.Record
 	for rows.Next() {
 		var r memory.Record
 		var created int64
 		var msg string
-		if err := rows.Scan(&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg); err != nil {
+		dest := []any{&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg}
+		if hash != nil {
+			dest = append(dest, hash)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		r.CreatedAt = time.Unix(0, created).UTC()
