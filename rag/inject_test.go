@@ -50,8 +50,8 @@ func TestContentInjectorBudget(t *testing.T) {
 		budget int
 		want   int
 	}{
-		{-1, 3},     // unlimited
-		{0, 3},      // default budget is plenty
+		{-1, 3}, // unlimited
+		{0, 3},  // default budget is plenty
 		{5 + 11 + 8 + 3, 3},
 		{5 + 11 + 8 + 2, 2}, // third does not fit
 		{5 + 11 + 7, 1},     // second does not fit; the third, which would, is not used out of order

@@ -96,12 +96,11 @@ func TransformTimeout(d time.Duration) TransformOption {
 
 // modelTransform is a transform that asks a chat model.
 type modelTransform struct {
-	name    string
-	model   llm.ChatModel
-	tmpl    *prompt.Template
-	cfg     transformConfig
-	n       int
-	respond func(answer string, q Query) ([]string, error)
+	name  string
+	model llm.ChatModel
+	tmpl  *prompt.Template
+	cfg   transformConfig
+	n     int // queries to ask for (expansion)
 }
 
 func newModelTransform(name, defaultPrompt string, model llm.ChatModel, opts []TransformOption) (*modelTransform, error) {

@@ -1,0 +1,344 @@
+// Package pgstore keeps knowledge bases in PostgreSQL: chunks, their
+// metadata and their embeddings, with keyword recall by PostgreSQL full-text
+// search and vector recall by pgvector when the server has it.
+//
+// A [Store] holds any number of knowledge bases; [Store.KnowledgeBase]
+// returns the handle of one. A [KB] is a [rag.ChunkIndex] (the ingestion
+// pipeline writes to it), a [rag.ChunkReader], and makes the retrievers of
+// its knowledge base: [KB.KeywordRetriever], [KB.VectorRetriever] and
+// [KB.Retriever], the hybrid of both.
+//
+// # Tables
+//
+// Tables are created and upgraded on open by versioned migrations, recorded
+// in <prefix>migrations and serialised by an advisory lock, so replicas may
+// open one database at once. The prefix (default "weft_kb_") and the schema
+// (default: the connection's search_path) are options.
+//
+//	<prefix>chunks      one row per chunk: knowledge base, chunk ID, document
+//	                    ID, position, text, byte offsets, token count,
+//	                    metadata (JSONB), the pre-tokenised terms and their
+//	                    tsvector (GIN-indexed)
+//	<prefix>embeddings  one vector(dim) per chunk, HNSW-indexed for cosine
+//	                    distance; only with pgvector and WithDimensions
+//
+// PostgreSQL rejects NUL characters in text, so they are stored as U+FFFD,
+// and invalid UTF-8 in metadata is replaced likewise.
+//
+// # Keyword recall and CJK
+//
+// PostgreSQL's text-search parsers do not segment Chinese, Japanese or
+// Korean: a sentence without spaces would become one unsearchable word. So
+// the store does not let PostgreSQL tokenise. Every chunk's text goes
+// through [keyword.Tokenize] — the same tokenizer the embedded BM25 index
+// uses: lower-cased words with light stemming, and CJK as overlapping
+// character bigrams ("東京都" → "東京 京都") — and the terms, joined by
+// spaces, are stored in the terms column, indexed as to_tsvector('simple',
+// terms). A query is tokenised the same way and searched as the OR of its
+// terms with to_tsquery('simple', …), ranked by ts_rank_cd. (OR, not
+// websearch_to_tsquery's AND: a natural-language question rarely has all its
+// words in one chunk; ranking puts chunks with more of them first.)
+//
+// # Vector recall
+//
+// With [WithDimensions] set and the pgvector extension available
+// (pg_available_extensions lists "vector"), opening runs CREATE EXTENSION
+// IF NOT EXISTS vector and creates the embeddings table with a vector(dim)
+// column and an HNSW index (vector_cosine_ops). Searches order by the <=>
+// cosine distance; a Source's Score is the cosine similarity, 1 − distance.
+// Without pgvector the store runs keyword-only: [Store.VectorSearch] reports
+// "vector search unavailable: pgvector not installed", [KB.VectorRetriever]
+// returns an error wrapping [ErrNoVectorSearch], vectors given to Upsert are
+// ignored, and [KB.Retriever] returns a keyword-only retriever whose
+// Describe says why.
+//
+// # What is tested
+//
+// The tests run against a real PostgreSQL (WEFT_TEST_POSTGRES_URL; they skip
+// when it is unset), each in a schema of its own, dropped afterwards:
+// migrations (also concurrent), upsert, replace and delete by chunk and by
+// document, chunk reads, keyword recall in English and CJK with filters,
+// minimum score and k, ingestion through rag.Ingester, the degradation to
+// keyword-only without pgvector, and an augmentor over the store.
+// pgvector is not installed on the machines the tests were written on, so
+// the vector path — extension creation, the embeddings table and its HNSW
+// index, vector upserts and <=> searches — is NOT exercised by any test;
+// its SQL follows pgvector's documentation and is kept small for review.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNoVectorSearch reports that the store cannot search vectors: pgvector is
+// not installed, the extension could not be created, or no dimension was
+// configured. The error's text says which.
+var ErrNoVectorSearch = errors.New("vector search unavailable")
+
+// Option configures a Store.
+type Option func(*config)
+
+type config struct {
+	schema string
+	prefix string
+	dims   int
+}
+
+// WithSchema puts the tables in schema, which is created if missing
+// (default: the first schema of the connection's search_path).
+func WithSchema(name string) Option { return func(c *config) { c.schema = name } }
+
+// WithTablePrefix sets the prefix of the store's table names (default
+// "weft_kb_"). It may hold letters, digits and underscores.
+func WithTablePrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithDimensions sets the length of the embedding vectors and enables vector
+// search when pgvector is available. A store's dimension is fixed once its
+// embeddings table exists; opening with another is an error.
+func WithDimensions(n int) Option { return func(c *config) { c.dims = n } }
+
+// Store is a PostgreSQL knowledge store. It is safe for concurrent use.
+type Store struct {
+	pool  *pgxpool.Pool
+	owned bool
+	cfg   config
+
+	chunks, embeddings, migrations string // sanitised, qualified table names
+
+	vectorErr error // nil when vector search works
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Open connects to PostgreSQL (dsn as pgx accepts it) and brings the
+// store's tables up to date. Close releases the pool.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	s, err := New(ctx, pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns a store over an existing pool and brings its tables up to
+// date. Close leaves the pool open.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	cfg := config{prefix: "weft_kb_"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.schema != "" && !identRe.MatchString(cfg.schema) {
+		return nil, fmt.Errorf("pgstore: schema %q: use letters, digits and underscores", cfg.schema)
+	}
+	if cfg.prefix != "" && !identRe.MatchString(cfg.prefix) {
+		return nil, fmt.Errorf("pgstore: table prefix %q: use letters, digits and underscores", cfg.prefix)
+	}
+	if cfg.dims < 0 || cfg.dims > 16000 {
+		return nil, fmt.Errorf("pgstore: dimensions %d: must be between 1 and 16000 (pgvector's limit), or 0 for keyword-only", cfg.dims)
+	}
+	s := &Store{pool: pool, cfg: cfg}
+	s.chunks = s.table("chunks")
+	s.embeddings = s.table("embeddings")
+	s.migrations = s.table("migrations")
+	if err := s.migrate(ctx); err != nil {
+		return nil, fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Store) table(name string) string {
+	if s.cfg.schema != "" {
+		return pgx.Identifier{s.cfg.schema, s.cfg.prefix + name}.Sanitize()
+	}
+	return pgx.Identifier{s.cfg.prefix + name}.Sanitize()
+}
+
+// Close closes the pool if Open made it.
+func (s *Store) Close() {
+	if s.owned {
+		s.pool.Close()
+	}
+}
+
+// VectorSearch reports whether vector search works, and if not, why (an
+// error wrapping ErrNoVectorSearch, for example "vector search unavailable:
+// pgvector not installed").
+func (s *Store) VectorSearch() error { return s.vectorErr }
+
+// KnowledgeBase returns the handle of the knowledge base id. Knowledge bases
+// need no creation: one exists as soon as it has chunks.
+func (s *Store) KnowledgeBase(id string) *KB { return &KB{s: s, id: id} }
+
+// DeleteKnowledgeBase removes every chunk (and embedding) of knowledge base
+// id.
+func (s *Store) DeleteKnowledgeBase(ctx context.Context, id string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.chunks+` WHERE kb = $1`, id); err != nil {
+		return fmt.Errorf("pgstore: delete knowledge base %q: %w", id, err)
+	}
+	return nil
+}
+
+// migration is one versioned step; {chunks} and friends name the tables.
+type migration struct {
+	version int
+	name    string
+	stmts   []string
+}
+
+var migrations = []migration{
+	{1, "chunks with full-text terms", []string{
+		`CREATE TABLE {chunks} (
+			kb          TEXT    NOT NULL,
+			id          TEXT    NOT NULL,
+			document_id TEXT    NOT NULL,
+			idx         INTEGER NOT NULL,
+			content     TEXT    NOT NULL,
+			start_byte  INTEGER NOT NULL,
+			end_byte    INTEGER NOT NULL,
+			tokens      INTEGER NOT NULL,
+			metadata    JSONB   NOT NULL DEFAULT '{}',
+			terms       TEXT    NOT NULL,
+			tsv         TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED,
+			updated_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+			PRIMARY KEY (kb, id)
+		)`,
+		`CREATE INDEX {prefix}chunks_document ON {chunks} (kb, document_id)`,
+		`CREATE INDEX {prefix}chunks_tsv ON {chunks} USING GIN (tsv)`,
+		`CREATE INDEX {prefix}chunks_metadata ON {chunks} USING GIN (metadata jsonb_path_ops)`,
+	}},
+}
+
+func (s *Store) expand(stmt string) string {
+	return strings.NewReplacer(
+		"{chunks}", s.chunks,
+		"{embeddings}", s.embeddings,
+		"{prefix}", s.cfg.prefix,
+	).Replace(stmt)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	// Serialise migrators of this schema and prefix across processes.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "weft pgstore "+s.migrations); err != nil {
+		return err
+	}
+	if s.cfg.schema != "" {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.cfg.schema}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.migrations+` (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+	)`); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT version FROM `+s.migrations)
+	if err != nil {
+		return err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
+	}
+	applied := map[int]bool{}
+	for _, v := range versions {
+		applied[int(v)] = true
+	}
+	for _, m := range migrations {
+		if applied[m.version] {
+			continue
+		}
+		for _, stmt := range m.stmts {
+			if _, err := tx.Exec(ctx, s.expand(stmt)); err != nil {
+				return fmt.Errorf("step %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.migrations+` (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return err
+		}
+	}
+	if err := s.setUpVectors(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// setUpVectors creates the embeddings table when pgvector is available and a
+// dimension is configured, and records in s.vectorErr why not otherwise.
+// It depends on the server, not on a version, so it runs on every open
+// (every statement is IF NOT EXISTS).
+func (s *Store) setUpVectors(ctx context.Context, tx pgx.Tx) error {
+	if s.cfg.dims == 0 {
+		s.vectorErr = fmt.Errorf("%w: no embedding dimension configured (pgstore.WithDimensions)", ErrNoVectorSearch)
+		return nil
+	}
+	var available, installed bool
+	if err := tx.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'),
+		EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&available, &installed); err != nil {
+		return err
+	}
+	if !available && !installed {
+		s.vectorErr = fmt.Errorf("%w: pgvector not installed", ErrNoVectorSearch)
+		return nil
+	}
+	if !installed {
+		// A savepoint, so that lacking the privilege to create extensions
+		// degrades to keyword-only instead of failing the whole migration.
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := sp.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+			_ = sp.Rollback(ctx)
+			s.vectorErr = fmt.Errorf("%w: pgvector is available but CREATE EXTENSION vector failed (ask an administrator to run it): %v", ErrNoVectorSearch, err)
+			return nil
+		}
+		if err := sp.Commit(ctx); err != nil {
+			return err
+		}
+	}
+	stmts := []string{
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS {embeddings} (
+			kb        TEXT NOT NULL,
+			id        TEXT NOT NULL,
+			embedding vector(%d) NOT NULL,
+			PRIMARY KEY (kb, id),
+			FOREIGN KEY (kb, id) REFERENCES {chunks} (kb, id) ON DELETE CASCADE
+		)`, s.cfg.dims),
+		`CREATE INDEX IF NOT EXISTS {prefix}embeddings_hnsw ON {embeddings} USING hnsw (embedding vector_cosine_ops)`,
+	}
+	for _, stmt := range stmts {
+		if _, err := tx.Exec(ctx, s.expand(stmt)); err != nil {
+			return fmt.Errorf("embeddings table: %w", err)
+		}
+	}
+	var typ string
+	if err := tx.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+		WHERE attrelid = $1::regclass AND attname = 'embedding'`, s.embeddings).Scan(&typ); err != nil {
+		return fmt.Errorf("embeddings table: %w", err)
+	}
+	if want := fmt.Sprintf("vector(%d)", s.cfg.dims); typ != want {
+		return fmt.Errorf("embeddings table holds %s, but the store was opened with %d dimensions: re-embed into a new table prefix or schema", typ, s.cfg.dims)
+	}
+	return nil
+}
