@@ -124,6 +124,9 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if req == nil {
+		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: "scripted", Message: "nil request"}
+	}
 	if !m.noRecord {
 		m.mu.Lock()
 		m.reqs = append(m.reqs, req)
@@ -261,6 +264,9 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\
 func (m *Model) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if req == nil {
+		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: "scripted", Message: "nil embedding request"}
 	}
 	dims := m.dims
 	if req.Dimensions > 0 {

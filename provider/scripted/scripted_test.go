@@ -285,6 +285,20 @@ func TestStreamStopsAndCancels(t *testing.T) {
 	}
 }
 
+func TestNilRequests(t *testing.T) {
+	t.Parallel()
+	m := scripted.New()
+	if _, err := m.Generate(context.Background(), nil); !errors.Is(err, llm.ErrBadRequest) {
+		t.Errorf("Generate(nil) err = %v", err)
+	}
+	if _, err := llm.Collect(m.Stream(context.Background(), nil)); !errors.Is(err, llm.ErrBadRequest) {
+		t.Errorf("Stream(nil) err = %v", err)
+	}
+	if _, err := m.Embed(context.Background(), nil); !errors.Is(err, llm.ErrBadRequest) {
+		t.Errorf("Embed(nil) err = %v", err)
+	}
+}
+
 func TestCapabilitiesAndName(t *testing.T) {
 	t.Parallel()
 	def := scripted.New()
