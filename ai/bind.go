@@ -157,7 +157,7 @@ func bindField(cfg *config, eng *Engine, what string, f reflect.StructField) (re
 			v := args[i+1]
 			switch r {
 			case roleData:
-				in.data = v.Interface()
+				in.value = v
 				if p.dataIsText {
 					in.text = v.String()
 				}
@@ -233,7 +233,7 @@ func bindField(cfg *config, eng *Engine, what string, f reflect.StructField) (re
 			rp.setOutcome(o)
 		}
 		if p.out.kind == kindText || p.out.kind == kindMessage {
-			_ = p.fill(o, dst)
+			fillOutcome(p.out.kind, o, dst)
 		}
 		return []reflect.Value{outPtr.Elem(), reflect.Zero(errorType)}
 	}), nil

@@ -117,7 +117,11 @@ func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outc
 	inv := newInvocation(e.cfg.listeners, t.MemoryID)
 	ctx, span := e.startTurn(ctx, t)
 	inv.notify(ctx, Notice{Kind: NoticeStarted})
-	s := turnState{e: e, t: t, inv: inv, emit: emit, out: new(Outcome)}
+	s := &turnState{e: e, t: t, inv: inv, emit: emit}
+	s.out = &s.outcome
+	s.out.Messages = s.msgBuf[:0]
+	s.out.Intermediate = s.respBuf[:0]
+	s.out.ToolExecutions = s.execBuf[:0]
 	s.stream = emit != nil && e.cfg.caps.Streaming
 	err := s.run(ctx)
 	if err != nil {
@@ -147,6 +151,13 @@ type turnState struct {
 	mod  *moderation
 	// system is a system message memory does not hold yet.
 	system *llm.Message
+
+	// The outcome and room for a typical turn (one tool round), allocated
+	// with the state in one piece.
+	outcome Outcome
+	msgBuf  [4]llm.Message
+	respBuf [1]llm.Response
+	execBuf [2]tool.Execution
 }
 
 func (s *turnState) run(ctx context.Context) error {

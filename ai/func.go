@@ -35,34 +35,64 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	if err != nil {
 		return nil, err
 	}
+	if p.out.kind == kindText || p.out.kind == kindMessage {
+		// No parsing: the value is taken from the outcome and can live on
+		// the stack.
+		return func(ctx context.Context, in In) (Out, error) {
+			var out Out
+			t, err := p.turnOf(unsafe.Pointer(&in), fields)
+			if err != nil {
+				return out, err
+			}
+			o, err := p.eng.run(ctx, &t, nil)
+			if err != nil {
+				return out, err
+			}
+			if rp, ok := any(&out).(resultOut); ok {
+				rp.setOutcome(o)
+				fillOutcome(p.out.kind, o, rp.valuePtr())
+			} else {
+				fillOutcome(p.out.kind, o, &out)
+			}
+			return out, nil
+		}, nil
+	}
 	return func(ctx context.Context, in In) (Out, error) {
-		var out Out
-		t, err := p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+		var zero Out
+		t, err := p.turnOf(unsafe.Pointer(&in), fields)
 		if err != nil {
-			return out, err
+			return zero, err
 		}
-		var dst any
-		rp, isResult := any(&out).(resultOut)
+		out := new(Out)
+		var dst any = out
+		rp, isResult := dst.(resultOut)
 		if isResult {
 			dst = rp.valuePtr()
-		} else {
-			dst = &out
 		}
 		t.Output = p.output(dst)
 		o, err := p.eng.run(ctx, &t, nil)
 		if err != nil {
-			return out, err
+			return zero, err
 		}
 		if isResult {
 			rp.setOutcome(o)
 		}
-		if sp, ok := dst.(*string); ok {
-			*sp = o.Text
-		} else if p.out.kind == kindText || p.out.kind == kindMessage {
-			_ = p.fill(o, dst)
-		}
-		return out, nil
+		return *out, nil
 	}, nil
+}
+
+// fillOutcome stores the outcome's text or message into dst.
+func fillOutcome(kind codecKind, o *Outcome, dst any) {
+	switch d := dst.(type) {
+	case *string:
+		*d = o.Text
+	case *llm.Message:
+		*d = o.Message
+	default:
+		if kind == kindText { // a named string type
+			reflect.ValueOf(dst).Elem().SetString(o.Text)
+		}
+	}
 }
 
 // StreamFunc declares a streaming call: the function yields the answer's
@@ -79,7 +109,7 @@ func StreamFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.C
 	}
 	return func(ctx context.Context, in In) iter.Seq2[string, error] {
 		return p.textStream(ctx, func() (Turn, error) {
-			return p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+			return p.turnOf(unsafe.Pointer(&in), fields)
 		})
 	}, nil
 }
@@ -94,7 +124,7 @@ func EventFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	}
 	return func(ctx context.Context, in In) iter.Seq2[Event, error] {
 		return p.eventStream(ctx, func() (Turn, error) {
-			return p.turnOf(unsafe.Pointer(&in), fields, func() any { return in })
+			return p.turnOf(unsafe.Pointer(&in), fields)
 		})
 	}, nil
 }
@@ -161,13 +191,11 @@ func structRoles(t reflect.Type) ([]structField, map[role]bool, error) {
 	return fields, roles, nil
 }
 
-// turnOf builds the Turn of a call whose argument lives at ptr. box returns
-// the argument as an interface, for templates (called only when there are
-// some, since it allocates).
-func (p *plan) turnOf(ptr unsafe.Pointer, fields []structField, box func() any) (Turn, error) {
+// turnOf builds the Turn of a call whose argument lives at ptr.
+func (p *plan) turnOf(ptr unsafe.Pointer, fields []structField) (Turn, error) {
 	var in input
 	if p.system != nil || p.user != nil {
-		in.data = box()
+		in.value = reflect.NewAt(p.dataType, ptr).Elem()
 	}
 	if p.dataIsText {
 		// The argument's kind is string (checked by newPlan).

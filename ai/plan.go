@@ -57,7 +57,10 @@ func roleOf(t reflect.Type) role {
 
 // input is one call's arguments, sorted by role.
 type input struct {
+	// data is the template data; value is the same as a reflect.Value,
+	// which saves boxing it when the caller has one.
 	data     any
+	value    reflect.Value
 	text     string // the data when it is the user message itself
 	memoryID MemoryID
 	userName UserName
@@ -76,6 +79,7 @@ type plan struct {
 	hasMemID   bool
 	out        *codec
 	result     bool // the declared type is Result[T]
+	dataType   reflect.Type
 }
 
 // newPlan checks a declaration. dataType is the type of the template data
@@ -83,7 +87,7 @@ type plan struct {
 // outType is the declared value type (T of Result[T]). sysTag and userTag
 // are struct-tag templates that override the options'.
 func newPlan(cfg *config, eng *Engine, what string, dataType reflect.Type, roles map[role]bool, outType reflect.Type, result bool, sysTag, userTag *string) (*plan, error) {
-	p := &plan{eng: eng, result: result, hasMemID: roles[roleMemoryID]}
+	p := &plan{eng: eng, result: result, hasMemID: roles[roleMemoryID], dataType: dataType}
 	var errs []error
 	if p.hasMemID && cfg.memory == nil {
 		errs = append(errs, fmt.Errorf("%s: has a MemoryID argument but no memory; add ai.MemoryPerID(memory.MessageWindow(n))", what))
@@ -159,7 +163,7 @@ func exampleTemplate(t reflect.Type) string {
 func (p *plan) turn(in *input) (Turn, error) {
 	var t Turn
 	if p.system != nil {
-		s, err := p.system.Render(in.data)
+		s, err := render(p.system, in)
 		if err != nil {
 			return t, fmt.Errorf("ai: %w", err)
 		}
@@ -167,7 +171,7 @@ func (p *plan) turn(in *input) (Turn, error) {
 	}
 	text := in.text
 	if p.user != nil {
-		s, err := p.user.Render(in.data)
+		s, err := render(p.user, in)
 		if err != nil {
 			return t, fmt.Errorf("ai: %w", err)
 		}
@@ -201,14 +205,9 @@ func (p *plan) output(dst any) *Output {
 	return p.out.output(p.eng.cfg.caps, dst)
 }
 
-// fill stores the outcome into a declared value of kind text or message,
-// which need no parsing.
-func (p *plan) fill(o *Outcome, dst any) error {
-	switch p.out.kind {
-	case kindText:
-		reflect.ValueOf(dst).Elem().SetString(o.Text)
-	case kindMessage:
-		*dst.(*llm.Message) = o.Message
+func render(t *prompt.Template, in *input) (string, error) {
+	if in.value.IsValid() {
+		return t.RenderValue(in.value)
 	}
-	return nil
+	return t.Render(in.data)
 }

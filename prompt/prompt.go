@@ -101,6 +101,14 @@ func (t *Template) Name() string { return t.name }
 // Render renders the template over data, which must be of the template's
 // type (or nil for a template without one).
 func (t *Template) Render(data any) (string, error) {
+	return t.RenderValue(reflect.ValueOf(data))
+}
+
+// RenderValue is Render over a reflect.Value, for callers that hold one: a
+// template made only of text and plain fields renders without boxing the
+// value or running text/template, and a template that is a single string
+// field returns it without allocating.
+func (t *Template) RenderValue(v reflect.Value) (string, error) {
 	if t.literal {
 		if len(t.fast) == 1 {
 			return t.fast[0].text, nil
@@ -108,7 +116,11 @@ func (t *Template) Render(data any) (string, error) {
 		return "", nil
 	}
 	if t.fast != nil {
-		return t.renderFast(data)
+		return t.renderFast(v)
+	}
+	var data any
+	if v.IsValid() {
+		data = v.Interface()
 	}
 	var b strings.Builder
 	if err := t.tmpl.Execute(&b, data); err != nil {
@@ -117,33 +129,45 @@ func (t *Template) Render(data any) (string, error) {
 	return b.String(), nil
 }
 
-func (t *Template) renderFast(data any) (string, error) {
-	v := reflect.ValueOf(data)
+func (t *Template) renderFast(v reflect.Value) (string, error) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return "", fmt.Errorf("prompt: render %s: nil value", t.name)
+		}
+		v = v.Elem()
+	}
+	if !v.IsValid() {
+		return "", fmt.Errorf("prompt: render %s: no value", t.name)
+	}
+	if len(t.fast) == 1 {
+		if f, err := t.field(v, t.fast[0]); err != nil || f.Kind() == reflect.String {
+			return f.String(), err
+		}
+	}
 	var b strings.Builder
 	for _, s := range t.fast {
-		switch {
-		case s.index == nil && !s.self:
+		if s.index == nil && !s.self {
 			b.WriteString(s.text)
 			continue
-		case s.self:
-		default:
-			for v.Kind() == reflect.Pointer {
-				if v.IsNil() {
-					return "", fmt.Errorf("prompt: render %s: nil pointer", t.name)
-				}
-				v = v.Elem()
-			}
 		}
-		f := v
-		if !s.self {
-			var err error
-			if f, err = v.FieldByIndexErr(s.index); err != nil {
-				return "", fmt.Errorf("prompt: render %s: %w", t.name, err)
-			}
+		f, err := t.field(v, s)
+		if err != nil {
+			return "", err
 		}
 		writeValue(&b, f)
 	}
 	return b.String(), nil
+}
+
+func (t *Template) field(v reflect.Value, s segment) (reflect.Value, error) {
+	if s.self {
+		return v, nil
+	}
+	f, err := v.FieldByIndexErr(s.index)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("prompt: render %s: %w", t.name, err)
+	}
+	return f, nil
 }
 
 // writeValue prints v as text/template would for the kinds fastPath admits.
