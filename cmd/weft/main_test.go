@@ -402,4 +402,23 @@ func TestBinary(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Errorf("unknown provider: err %v, want exit code 2", err)
 	}
+
+	// Ctrl-C while the answer streams: a clean exit with code 130.
+	srv := llmtest.NewServer(llmtest.Turn{Text: "never arrives", ChunkDelay: time.Hour})
+	defer srv.Close()
+	cmd = exec.CommandContext(t.Context(), bin, "ask", "--model", "openai/gpt-test", "hello")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL(), "WEFT_MODEL=")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for len(srv.Requests()) == 0 {
+		time.Sleep(5 * time.Millisecond) // waiting for the request to arrive, not timing it
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || stderr.String() != "weft: interrupted\n" {
+		t.Errorf("after Ctrl-C: err %v, stderr %q; want exit code 130 and one line", err, stderr.String())
+	}
 }
