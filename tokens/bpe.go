@@ -15,11 +15,26 @@ const scanLimit = 16
 // scratch holds the buffers of the merges of one Count or Encode call, so
 // that counting does not allocate once a pooled scratch has grown.
 type scratch struct {
+	hit   [cacheMaxTokens]uint32
 	start []int32
 	rank  []uint32
 	tok   []uint32
 	nodes []node
 	heap  []cand
+}
+
+// tokens returns the tokens of a piece that is not itself a token, from the
+// cache or by merging. The result aliases sc.
+func (v *vocab) tokens(p string, sc *scratch) []uint32 {
+	if len(p) > cacheMaxBytes {
+		return v.merge(p, sc)
+	}
+	if n, ok := v.cache.get(p, &sc.hit); ok {
+		return sc.hit[:n]
+	}
+	toks := v.merge(p, sc)
+	v.cache.put(p, toks)
+	return toks
 }
 
 // merge returns the tokens of a piece that is not itself a token. The

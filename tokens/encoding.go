@@ -113,7 +113,7 @@ func (e *Encoding) Count(text string) int {
 			if sc == nil {
 				sc = e.getScratch()
 			}
-			n += len(v.merge(p, sc))
+			n += len(v.tokens(p, sc))
 		}
 		i = j
 	}
@@ -142,7 +142,7 @@ func (e *Encoding) Encode(text string) []int {
 			if sc == nil {
 				sc = e.getScratch()
 			}
-			for _, t := range v.merge(p, sc) {
+			for _, t := range v.tokens(p, sc) {
 				ids = append(ids, int(t))
 			}
 		}

@@ -1,11 +1,13 @@
 package tokens
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -177,4 +179,68 @@ func FuzzEncode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConcurrent encodes the same lines from several goroutines at once, in
+// different orders, so that they share the piece cache and scratch pool.
+func TestConcurrent(t *testing.T) {
+	t.Parallel()
+	text := readFile(t, "testdata/corpus/go.txt")[:8000] + readFile(t, "testdata/corpus/mixed.txt")
+	lines := strings.SplitAfter(text, "\n")
+	for _, enc := range []*Encoding{CL100K(), O200K()} {
+		want := make([][]int, len(lines))
+		for i, l := range lines {
+			want[i] = enc.Encode(l)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 4)
+		for g := range 4 {
+			wg.Go(func() {
+				for k := range lines {
+					i := (k*(2*g+1) + g) % len(lines)
+					if got := enc.Encode(lines[i]); !slices.Equal(got, want[i]) {
+						errs <- fmt.Sprintf("%s: goroutine %d, line %q: %v, want %v", enc.Name(), g, lines[i], got, want[i])
+						return
+					}
+					if n := enc.Count(lines[i]); n != len(want[i]) {
+						errs <- fmt.Sprintf("%s: goroutine %d, line %q: Count %d, want %d", enc.Name(), g, lines[i], n, len(want[i]))
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
+}
+
+// TestPieceCache checks the cache on its own: it returns what was put, for
+// pieces of every cacheable length, and misses on a different piece that
+// maps to the same entry.
+func TestPieceCache(t *testing.T) {
+	t.Parallel()
+	c := newPieceCache()
+	var out [cacheMaxTokens]uint32
+	for n := 1; n <= cacheMaxBytes; n++ {
+		p := strings.Repeat("x", n-1) + "y"
+		toks := []uint32{}
+		for i := range min(n, cacheMaxTokens) {
+			toks = append(toks, uint32(1000*n+i))
+		}
+		c.put(p, toks)
+		got, ok := c.get(p, &out)
+		if !ok || !slices.Equal(out[:got], toks) {
+			t.Errorf("get(%q) = %v, %v; want %v", p, out[:got], ok, toks)
+		}
+		if _, ok := c.get(p[:n-1]+"z", &out); ok {
+			t.Errorf("get of an uncached piece hit")
+		}
+	}
+	c.put(strings.Repeat("x", cacheMaxBytes+1), []uint32{1})
+	if _, ok := c.get(strings.Repeat("x", cacheMaxBytes+1), &out); ok {
+		t.Errorf("a piece longer than %d bytes was cached", cacheMaxBytes)
+	}
 }

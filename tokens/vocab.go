@@ -25,6 +25,7 @@ type vocab struct {
 	shift    uint        // 64 - log2 of the filter's size in bits
 	byteRank [256]uint32 // rank of each single-byte token
 	pairRank []uint32    // rank of each two-byte token, by b0<<8|b1; noRank if none
+	cache    pieceCache  // tokens of recently merged short pieces
 }
 
 // slot holds a token of up to 8 bytes packed little-endian in key, or the
@@ -62,7 +63,7 @@ func loadVocab(gz []byte) (*vocab, error) {
 		return nil, errors.New("bad token count")
 	}
 	raw = raw[k:]
-	v := &vocab{offs: make([]uint32, 0, n+1)}
+	v := &vocab{offs: make([]uint32, 0, n+1), cache: newPieceCache()}
 	data := make([]byte, 0, len(raw))
 	for range n {
 		l, k := binary.Uvarint(raw)
