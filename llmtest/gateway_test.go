@@ -337,3 +337,35 @@ func TestGatewayEmbedRetries(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestGatewayConcurrentStreams(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	var mu sync.Mutex
+	responses := 0
+	m := openaiModel(t, srv, llm.WithHook(func(_ context.Context, e llm.Event) {
+		if e.Kind == llm.EventResponse {
+			mu.Lock()
+			responses++
+			mu.Unlock()
+		}
+	}))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				prompt := strings.Repeat("w ", g+i+1)
+				resp, err := llm.Collect(m.Stream(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserMessage(prompt)}}))
+				if err != nil || resp.Text() != prompt {
+					t.Errorf("%v %q for %q", err, resp.Text(), prompt)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if responses != 80 || len(srv.Requests()) != 80 {
+		t.Errorf("%d response events, %d requests; want 80", responses, len(srv.Requests()))
+	}
+}
