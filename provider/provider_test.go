@@ -24,7 +24,6 @@ func (d *stubDriver) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm
 	return func(yield func(llm.Chunk, error) bool) {}
 }
 
-
 func init() {
 	provider.Register("stubtest", provider.Provider{
 		Open: func(cfg provider.Config) (llm.ChatModel, error) {
