@@ -114,6 +114,9 @@ func (e *Engine) Do(ctx context.Context, t Turn) (*Outcome, error) {
 // run is the pipeline. emit is nil when nobody consumes events: then no
 // event is built and the model is called without streaming.
 func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outcome, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	inv := newInvocation(e.cfg.listeners, t.MemoryID)
 	ctx, span := e.startTurn(ctx, t)
 	inv.notify(ctx, Notice{Kind: NoticeStarted})

@@ -2,6 +2,8 @@ package ai
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/weftlabs/weft/llm"
@@ -46,8 +48,8 @@ type ModerationError struct {
 func (e *ModerationError) Error() string {
 	s := "ai: input flagged by moderation"
 	first := true
-	for c, on := range e.Result.Categories {
-		if !on {
+	for _, c := range slices.Sorted(maps.Keys(e.Result.Categories)) {
+		if !e.Result.Categories[c] {
 			continue
 		}
 		if first {

@@ -267,7 +267,9 @@ func GuardStreaming(m GuardedStreaming) Option {
 }
 
 // Moderation checks the user message with m concurrently with the model
-// call; a flagged input fails the call with a *ModerationError.
+// call; a flagged input fails the call with a *ModerationError. The verdict
+// is checked after each model call and awaited before the turn completes;
+// a stream may show text before a flagged verdict ends it with the error.
 func Moderation(m llm.ModerationModel) Option {
 	return func(c *config) error {
 		if m == nil {

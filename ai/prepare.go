@@ -2,6 +2,7 @@ package ai
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,7 +96,12 @@ func (s *turnState) prepare(ctx context.Context) error {
 		checked, err := guardrail.CheckInput(ctx, c.inGuards, guardrail.InputRequest{Message: user, History: s.msgs})
 		if err != nil {
 			if s.inv != nil {
-				s.inv.notify(ctx, Notice{Kind: NoticeGuardrail, Verdict: &guardrail.Verdict{Action: guardrail.Fail, Reason: err.(*guardrail.Error).Reason}, Err: err})
+				v := guardrail.Failure(err.Error())
+				var ge *guardrail.Error
+				if errors.As(err, &ge) {
+					v.Reason = ge.Reason
+				}
+				s.inv.notify(ctx, Notice{Kind: NoticeGuardrail, Verdict: &v, Err: err})
 			}
 			return err
 		}

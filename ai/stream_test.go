@@ -11,6 +11,7 @@ import (
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/guardrail"
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -160,5 +161,41 @@ func TestEngineRunWithHistory(t *testing.T) {
 	}
 	if len(history) != 2 {
 		t.Errorf("history modified")
+	}
+}
+
+func TestEventsFromNonStreamingModel(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Capabilities(llm.Capabilities{Tools: true}), steps(calls(call("1", "weather", CityArgs{"Rome"})), text("sunny in Rome")))
+	events, err := ai.EventFunc[string](m, ai.Tools(weatherTool()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev, err := range events(context.Background(), "weather?") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == ai.EventText {
+			got = append(got, ev.Text)
+		}
+	}
+	if !slices.Equal(got, []string{"sunny in Rome"}) {
+		t.Errorf("text events %q", got)
+	}
+}
+
+func TestFailedTurnKeepsUserMessage(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Fail(&llm.Error{Kind: llm.ErrUnavailable, Message: "down"}))
+	chats := memory.MessageWindow(10)
+	f, _ := ai.Func[Chat, string](m, ai.MemoryPerID(chats), ai.User("{{.Msg}}"))
+	_, err := f(context.Background(), Chat{"x", "hello"})
+	if !errors.Is(err, llm.ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	recs, _ := chats.Chat("x").Records(context.Background())
+	if len(recs) != 1 || recs[0].Message.Text() != "hello" {
+		t.Errorf("memory after a failed turn: %d records", len(recs))
 	}
 }
