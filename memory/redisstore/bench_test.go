@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/redisstore"
 )
 
 func benchRecords(n int) []memory.Record {
@@ -61,6 +62,19 @@ func BenchmarkRedis(b *testing.B) {
 		for b.Loop() {
 			if recs, err := s.Load(ctx, key, memory.Window{MaxMessages: 50}); err != nil || len(recs) != 50 {
 				b.Fatal(len(recs), err)
+			}
+		}
+		roundTrips(b)
+	})
+	// The script alone, without decoding the records: the server's and the
+	// wire's share of Load.
+	b.Run("LoadScriptOnly50", func(b *testing.B) {
+		b.ReportAllocs()
+		c.n.Store(0)
+		for b.Loop() {
+			vals, err := redisstore.LoadScript.Run(ctx, client, []string{logKey, strings.TrimSuffix(logKey, "log") + "sys"}, 0, 50).StringSlice()
+			if err != nil || len(vals) != 51 {
+				b.Fatal(len(vals), err)
 			}
 		}
 		roundTrips(b)

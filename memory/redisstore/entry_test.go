@@ -15,11 +15,11 @@ func TestDecodeEntry(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	want := memory.Record{Seq: 7, ID: "m", Message: llm.UserMessage("a|b"), Tokens: -3, CreatedAt: at, Partial: true}
-	got, err := decodeEntry(`-3|7|{"id":"m","message":{"role":"user","parts":[{"kind":"text","text":"a|b"}]},"created_at":"2026-01-02T03:04:05.000000006Z","partial":true}`)
+	got, err := decodeEntry(`-3|7|{"i":"m","m":{"role":"user","parts":[{"kind":"text","text":"a|b"}]},"t":1767323045000000006,"p":true}`)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeEntry = %+v, %v; want %+v", got, err, want)
 	}
-	for _, bad := range []string{"", "1", "1|2", "x|2|{}", "1|y|{}", "1|2|{", "1|2|[]"} {
+	for _, bad := range []string{"", "1", "1|2", "x|2|{}", "1|y|{}", "1|2|{", "1|2|[]", `1|2|{"t":"x"}`} {
 		if _, err := decodeEntry(bad); err == nil {
 			t.Errorf("decodeEntry(%q) succeeded", bad)
 		}
@@ -30,8 +30,8 @@ func TestDecodeEntry(t *testing.T) {
 // a record or an error, never panic, and what it accepts must survive a
 // round trip through the encoding Append writes.
 func FuzzDecodeEntry(f *testing.F) {
-	f.Add(`60|1|{"id":"a","message":{"role":"user"},"created_at":"2026-01-02T03:04:05Z"}`)
-	f.Add(`0|0|{"id":"s","message":{"role":"system","parts":[{"kind":"text","text":"x"}]},"created_at":"0001-01-01T00:00:00Z"}`)
+	f.Add(`60|1|{"i":"a","m":{"role":"user"},"t":1767323045000000000}`)
+	f.Add(`0|0|{"i":"s","m":{"role":"system","parts":[{"kind":"text","text":"x"}]},"t":0,"p":true}`)
 	f.Add("1|2|null")
 	f.Add("||")
 	f.Fuzz(func(t *testing.T, e string) {
@@ -50,7 +50,7 @@ func FuzzDecodeEntry(f *testing.F) {
 }
 
 func encodeEntry(t *testing.T, r memory.Record) string {
-	js, err := json.Marshal(stored{r.ID, r.Message, r.CreatedAt, r.Partial})
+	js, err := json.Marshal(newStored(r))
 	if err != nil {
 		t.Skipf("record does not encode: %v", err)
 	}

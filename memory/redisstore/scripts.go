@@ -101,7 +101,7 @@ local len = redis.call('LLEN', KEYS[1])
 local n = math.min(tonumber(ARGV[1]) - (last - len + 1), len)
 if n <= 0 then return 0 end
 for _, e in ipairs(redis.call('LRANGE', KEYS[1], 0, n - 1)) do
-	redis.call('HDEL', KEYS[2], cjson.decode(string.match(e, '^-?%d+|%d+|(.*)$')).id)
+	redis.call('HDEL', KEYS[2], cjson.decode(string.match(e, '^-?%d+|%d+|(.*)$')).i)
 end
 redis.call('LTRIM', KEYS[1], n, -1)
 redis.call('HINCRBY', KEYS[3], 'count', -n)

@@ -7,7 +7,8 @@
 // A conversation's keys share one hash tag, so that they sit in one Cluster
 // slot and one Lua script can touch them all atomically:
 //
-//	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<json>", oldest first
+//	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<json>", oldest first; the
+//	                       JSON is {"i": id, "m": message, "t": Unix ns, "p": partial}
 //	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
@@ -171,12 +172,17 @@ func fail(op string, key memory.Key, err error) error {
 }
 
 // stored is a record as the log keeps it; Seq and Tokens live in the
-// entry's prefix.
+// entry's prefix. The short names and the integer time keep decoding cheap:
+// it is most of Load's cost on the client.
 type stored struct {
-	ID        string      `json:"id"`
-	Message   llm.Message `json:"message"`
-	CreatedAt time.Time   `json:"created_at"`
-	Partial   bool        `json:"partial,omitempty"`
+	ID        string      `json:"i"`
+	Message   llm.Message `json:"m"`
+	CreatedAt int64       `json:"t"` // Unix ns
+	Partial   bool        `json:"p,omitempty"`
+}
+
+func newStored(r memory.Record) stored {
+	return stored{ID: r.ID, Message: r.Message, CreatedAt: r.CreatedAt.UnixNano(), Partial: r.Partial}
 }
 
 func decodeEntry(e string) (memory.Record, error) {
@@ -191,7 +197,7 @@ func decodeEntry(e string) (memory.Record, error) {
 	if err := json.Unmarshal([]byte(js), &st); err != nil {
 		return memory.Record{}, fmt.Errorf("decode entry seq %d: %w", n, err)
 	}
-	return memory.Record{Seq: n, ID: st.ID, Message: st.Message, Tokens: t, CreatedAt: st.CreatedAt, Partial: st.Partial}, nil
+	return memory.Record{Seq: n, ID: st.ID, Message: st.Message, Tokens: t, CreatedAt: time.Unix(0, st.CreatedAt).UTC(), Partial: st.Partial}, nil
 }
 
 // Append implements [memory.Store] in one round trip.
@@ -210,7 +216,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		if r.CreatedAt.IsZero() {
 			r.CreatedAt = now
 		}
-		js, err := json.Marshal(stored{r.ID, r.Message, r.CreatedAt, r.Partial})
+		js, err := json.Marshal(newStored(r))
 		if err != nil {
 			return nil, fail("append", key, fmt.Errorf("encode record %d: %w", i, err))
 		}

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/memorytest"
 	"github.com/weftlabs/weft/memory/sqlstore"
@@ -182,4 +185,54 @@ func TestPostgresCrossProcess(t *testing.T) {
 	env := []string{envBackend + "=postgres", envTarget + "=" + dsn}
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
+}
+
+// statements counts the statements pgx sends.
+type statements struct{ n atomic.Int64 }
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	s.n.Add(1)
+	return ctx
+}
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func TestPostgresOneStatement(t *testing.T) {
+	t.Parallel()
+	dsn := postgresDSN(t)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st statements
+	cfg.ConnConfig.Tracer = &st
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, err := sqlstore.NewPostgres(t.Context(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	count := func(what string, fn func() error) {
+		t.Helper()
+		st.n.Store(0)
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if n := st.n.Load(); n != 1 {
+			t.Errorf("%s sent %d statements, want 1", what, n)
+		}
+	}
+	recs := benchRecords(3)
+	recs[0].ID = "m0"
+	count("Append", func() error {
+		_, err := s.Append(ctx, key, append([]memory.Record{{Message: llm.SystemMessage("sys")}}, recs...)...)
+		return err
+	})
+	count("Append of a repeated id", func() error { _, err := s.Append(ctx, key, recs[0]); return err })
+	count("Load", func() error { _, err := s.Load(ctx, key, memory.Window{MaxTokens: 100, MaxMessages: 2}); return err })
 }
