@@ -28,8 +28,14 @@ func (s *turnState) call(ctx context.Context, req *llm.Request, buffered bool) (
 	if err != nil {
 		return nil, err
 	}
-	if resp == nil {
+	switch {
+	case resp == nil:
 		resp = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
+	case resp.Message.Role == "":
+		// Drivers may share their responses: normalise a copy.
+		r := *resp
+		r.Message.Role = llm.RoleAssistant
+		resp = &r
 	}
 	if s.inv != nil {
 		s.inv.notify(ctx, Notice{Kind: NoticeResponse, Request: req, Response: resp, Duration: time.Since(start)})

@@ -158,7 +158,9 @@ func SystemFor(p SystemProvider) Option {
 // MemoryPerID gives each memory ID its own chat memory, for example
 // memory.MessageWindow(20). A call's memory ID comes from an argument of
 // type [MemoryID]; a function without one, or a call with an empty one,
-// uses no memory.
+// uses no memory. A turn holds its conversation from start to end (a
+// stream until it ends or the consumer breaks out of it), so concurrent
+// turns on one ID run one after the other.
 func MemoryPerID(chats *memory.Chats) Option {
 	return func(c *config) error {
 		if chats == nil {

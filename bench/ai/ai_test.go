@@ -104,3 +104,32 @@ func decodeWeather(ctx context.Context, input string) (string, error) {
 	b, err := json.Marshal(out)
 	return string(b), err
 }
+
+// BenchmarkWeftEngineHistory is the same turn through Weft's untyped
+// engine with history kept by the application, as the Eino and Genkit
+// benchmarks keep it (and as the platform does): the pipeline without a
+// memory store.
+func BenchmarkWeftEngineHistory(b *testing.B) {
+	model := &weftModel{
+		call: llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "weather", Arguments: args}}}, FinishReason: llm.FinishToolCalls},
+		text: llm.Response{Message: llm.AssistantMessage(answer), FinishReason: llm.FinishStop},
+	}
+	eng, err := ai.NewEngine(model, ai.Tools(tool.Func("weather", "Current weather of a city.", currentWeather)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var history []llm.Message
+	user := llm.UserMessage(question)
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(history) > 20 {
+			history = append(history[:0:0], history[len(history)-20:]...)
+		}
+		out, err := eng.Do(ctx, ai.Turn{System: system, History: history, Message: user})
+		if err != nil || out.Text != answer {
+			b.Fatal(out, err)
+		}
+		history = append(history, out.Messages...)
+	}
+}
