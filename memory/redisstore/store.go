@@ -49,7 +49,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,10 +64,11 @@ const DefaultTTL = 7 * 24 * time.Hour
 // [memory.Lister], [memory.Locker] and [memory.Trimmer]. It is safe for
 // concurrent use, also by many processes sharing one Redis.
 type Store struct {
-	client redis.UniversalClient
-	owned  bool
-	prefix string
-	ttl    time.Duration
+	client  redis.UniversalClient
+	owned   bool
+	prefix  string
+	ttl     time.Duration
+	wakeups wakeups
 }
 
 var (
@@ -246,6 +246,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 			res = eval(ctx, p, ks, args...)
 			p.ZAdd(ctx, ti, redis.Z{Score: score, Member: lenPrefixed(key.Agent) + key.Session})
 			p.ZAdd(ctx, ai, redis.Z{Score: score, Member: key.Session})
+			p.ZRemRangeByScore(ctx, ti, "-inf", "("+stale)
 			p.ZRemRangeByScore(ctx, ai, "-inf", "("+stale)
 			p.PExpire(ctx, ti, s.ttl)
 			p.PExpire(ctx, ai, s.ttl)
@@ -399,47 +400,4 @@ func (s *Store) List(ctx context.Context, tenant, agent string) ([]memory.Sessio
 		return strings.Compare(a.Key.Agent+"\x00"+a.Key.Session, b.Key.Agent+"\x00"+b.Key.Session)
 	})
 	return out, nil
-}
-
-// Lock implements [memory.Locker] with a lease: SET NX PX with a random
-// token, released by a script that deletes the key only while it still
-// holds that token. A waiter retries with a backoff from 2 ms up to 100 ms
-// until the lease is free or ctx ends. A holder that dies loses the lock
-// after ttl (memory.DefaultLockTTL when ttl ≤ 0).
-func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (release func(), err error) {
-	if ttl <= 0 {
-		ttl = memory.DefaultLockTTL
-	}
-	lk := s.keys(key).lock
-	token := memory.NewID()
-	wait := 2 * time.Millisecond
-	for {
-		ok, err := s.client.SetNX(ctx, lk, token, ttl).Result()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-			}
-			return nil, fail("lock", key, err)
-		}
-		if ok {
-			var once sync.Once
-			return func() { once.Do(func() { s.unlock(lk, token) }) }, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-		case <-t.C:
-		}
-		wait = min(2*wait, 100*time.Millisecond)
-	}
-}
-
-// unlock releases a lease. Release has no context of its own; it gets 5 s,
-// after which the lease simply expires.
-func (s *Store) unlock(lock, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err()
 }

@@ -68,6 +68,7 @@ type Store struct {
 	pool    *pgxpool.Pool // owned, closed by Close; nil for SQLite or a borrowed pool
 	dialect dialect
 	queries queries
+	wakeups wakeups
 }
 
 var (
