@@ -37,8 +37,9 @@
 //  5. Output format: for a structured return type, a JSON Schema response
 //     format when the model declares support, else format instructions
 //     appended to the user message.
-//  6. Memory write: the user message — the original by default, the
-//     augmented one with StoreAugmented — and a new system message.
+//  6. Assembly: system message, history and the user message (with format
+//     instructions) become the request. Memory will keep the user message
+//     as it was before augmentation (or as sent, with StoreAugmented).
 //  7. Moderation, when configured, runs concurrently with the model call;
 //     a flagged input fails the call with a *ModerationError.
 //  8. The model call, streamed when the caller consumes events. Every
@@ -54,8 +55,10 @@
 //     around JSON; a failure is sent back to the model with the error
 //     (ParseRetries times), then returned as a *ParseError with the raw
 //     text.
-//  12. Memory write of the tool rounds and the final answer; listeners see
-//     started, request, response, tool executed, guardrail, completed and
+//  12. Memory write, in one append per turn: a new system message, the
+//     user message, the tool rounds and the final answer. A failed turn
+//     still writes the user message and its completed tool rounds. Listeners
+//     see started, request, response, tool executed, guardrail, completed and
 //     error notices, all with one invocation ID; OpenTelemetry spans with
 //     gen_ai.* attributes are created when Tracing is given.
 //

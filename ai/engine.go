@@ -161,6 +161,7 @@ type turnState struct {
 	msgBuf  [4]llm.Message
 	respBuf [1]llm.Response
 	execBuf [2]tool.Execution
+	reqBuf  [2]llm.Request
 }
 
 func (s *turnState) run(ctx context.Context) error {

@@ -15,15 +15,23 @@ func (s *turnState) loop(ctx context.Context) error {
 	c := s.e.cfg
 	rounds, parseTries, guardTries := 0, 0, 0
 	buffered := s.emit != nil && len(c.outGuards) > 0 && c.guardStream == GuardBuffer
-	for {
-		req := s.base
+	for calls := 0; ; calls++ {
+		// Each call gets its own request (drivers may keep it); the first
+		// ones live in the turn state.
+		var req *llm.Request
+		if calls < len(s.reqBuf) {
+			req = &s.reqBuf[calls]
+		} else {
+			req = new(llm.Request)
+		}
+		*req = s.base
 		req.Messages = s.msgs
 		if c.transform != nil {
-			if err := c.transform(ctx, &req, s.t.MemoryID); err != nil {
+			if err := c.transform(ctx, req, s.t.MemoryID); err != nil {
 				return fmt.Errorf("ai: request transformer: %w", err)
 			}
 		}
-		resp, err := s.call(ctx, &req, buffered)
+		resp, err := s.call(ctx, req, buffered)
 		if err != nil {
 			return err
 		}
