@@ -55,6 +55,9 @@ func (m *InMemory) Append(ctx context.Context, key Key, recs ...Record) ([]Recor
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memory: append %s: %w", key.String(), err)
 	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
 	// Ids and copies are made before taking the lock.
 	in := make([]Record, len(recs))
 	now := time.Now().UTC().Round(0)

@@ -431,6 +431,11 @@ func testDelete(t *testing.T, s memory.Store) {
 	if again[0].Seq != 1 {
 		t.Fatalf("first record after Delete got Seq %d, want 1", again[0].Seq)
 	}
+	// Appending nothing creates no conversation.
+	empty := memory.Key{Tenant: k.Tenant, Agent: k.Agent, Session: "empty"}
+	if got, err := s.Append(ctxFor(t), empty); err != nil || len(got) != 0 {
+		t.Fatalf("Append of no records = %v, %v", got, err)
+	}
 	if l, ok := s.(memory.Lister); ok {
 		if err := s.Delete(ctxFor(t), k); err != nil {
 			t.Fatal(err)

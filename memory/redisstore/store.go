@@ -203,6 +203,9 @@ func decodeEntry(e string) (memory.Record, error) {
 // Append implements [memory.Store] in one round trip.
 func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Record) ([]memory.Record, error) {
 	if len(recs) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fail("append", key, err)
+		}
 		return nil, nil
 	}
 	now := time.Now().UTC().Round(0)

@@ -205,6 +205,12 @@ func (s *Store) fail(op string, key memory.Key, err error) error {
 // Append implements [memory.Store]. It runs in one transaction; the
 // conversation's other appenders wait for it.
 func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Record) ([]memory.Record, error) {
+	if len(recs) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, s.fail("append", key, err)
+		}
+		return nil, nil
+	}
 	out, err := s.append(ctx, key, recs)
 	if err != nil {
 		return nil, s.fail("append", key, err)
