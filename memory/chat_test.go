@@ -217,3 +217,26 @@ func TestLockHonoursContext(t *testing.T) {
 		t.Errorf("err = %v, want ErrLockTimeout", err)
 	}
 }
+
+func TestPerID(t *testing.T) {
+	t.Parallel()
+	store := memory.NewInMemory()
+	chats := memory.PerID(func(id string) *memory.Chat {
+		n := 1
+		if id == "vip" {
+			n = 3
+		}
+		return memory.NewChat(store, memory.Key{Tenant: "t", Session: id}, memory.Window{MaxMessages: n})
+	})
+	ctx := context.Background()
+	for _, id := range []string{"vip", "basic"} {
+		if err := chats.Chat(id).Add(ctx, user("a"), asst("b"), user("c")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vip, _ := chats.Chat("vip").Messages(ctx, nil)
+	basic, _ := chats.Chat("basic").Messages(ctx, nil)
+	if len(vip) != 3 || len(basic) != 1 || chats.Chat("vip").Key().Tenant != "t" {
+		t.Errorf("vip %q, basic %q", show(vip), show(basic))
+	}
+}

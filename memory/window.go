@@ -15,9 +15,10 @@ import (
 // first use, all sharing one store and one window. It is what
 // ai.MemoryPerID takes. Safe for concurrent use.
 type Chats struct {
-	cfg    chatConfig
-	window Window
-	locks  *stripes
+	cfg     chatConfig
+	window  Window
+	locks   *stripes
+	newChat func(id string) *Chat
 
 	mu    sync.Mutex
 	chats map[string]*Chat
@@ -37,6 +38,15 @@ func MessageWindow(n int, opts ...ChatOption) *Chats {
 // larger than the window.
 func TokenWindow(n int, counter tokens.Counter, opts ...ChatOption) *Chats {
 	return newChats(Window{MaxTokens: n}, append([]ChatOption{WithCounter(counter)}, opts...))
+}
+
+// PerID returns memory per ID whose chats newChat creates, on first use of
+// each ID: for windows or stores that differ by ID. newChat must not
+// return nil. Chats made with [NewChat] over a store without a [Locker]
+// serialise turns in-process per Chat value, which PerID keeps one of per
+// ID.
+func PerID(newChat func(id string) *Chat) *Chats {
+	return &Chats{newChat: newChat, chats: map[string]*Chat{}}
 }
 
 func newChats(w Window, opts []ChatOption) *Chats {
@@ -59,7 +69,7 @@ func newChats(w Window, opts []ChatOption) *Chats {
 	return c
 }
 
-// Store returns the store the chats share.
+// Store returns the store the chats share (nil for PerID).
 func (cs *Chats) Store() Store { return cs.cfg.store }
 
 // Chat returns the memory of id, creating it on first use.
@@ -67,6 +77,11 @@ func (cs *Chats) Chat(id string) *Chat {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if c, ok := cs.chats[id]; ok {
+		return c
+	}
+	if cs.newChat != nil {
+		c := cs.newChat(id)
+		cs.chats[id] = c
 		return c
 	}
 	key := cs.cfg.key(id)
