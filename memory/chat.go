@@ -50,12 +50,17 @@ func WithStore(s Store) ChatOption { return func(c *chatConfig) { c.store = s } 
 func WithCounter(c tokens.Counter) ChatOption { return func(cc *chatConfig) { cc.counter = c } }
 
 // WithLockTTL sets the lease of a store's lock (see [Locker]; default
-// DefaultLockTTL).
+// DefaultTurnLockTTL): how long a turn may hold its conversation before
+// another may take it over, and how long a crashed holder blocks it.
 func WithLockTTL(d time.Duration) ChatOption { return func(c *chatConfig) { c.lockTTL = d } }
 
 // WithKey maps memory IDs to store keys (default Key{Session: id}), for
 // example to put a tenant in front.
 func WithKey(f func(id string) Key) ChatOption { return func(c *chatConfig) { c.key = f } }
+
+// DefaultTurnLockTTL is the lease a Chat asks of a store's [Locker] for
+// one turn. Turns with slow models and tools outlast DefaultLockTTL.
+const DefaultTurnLockTTL = 2 * time.Minute
 
 // NewChat returns the memory of conversation key in store, bounded by w.
 // Turns are serialised with the store's [Locker] when it has one, and with

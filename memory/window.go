@@ -118,6 +118,9 @@ func (cs *Chats) Evict(ctx context.Context, id string) error {
 // lockFor returns the lock function of a conversation: the store's Locker
 // when it has one, else a stripe of an in-process lock table.
 func lockFor(store Store, key Key, ttl time.Duration, s *stripes) func(context.Context) (func(), error) {
+	if ttl <= 0 {
+		ttl = DefaultTurnLockTTL
+	}
 	if l, ok := store.(Locker); ok {
 		return func(ctx context.Context) (func(), error) { return l.Lock(ctx, key, ttl) }
 	}
