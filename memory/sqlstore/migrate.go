@@ -58,6 +58,9 @@ var migrations = []migration{
 		// The hash of a system record's text: an identical one is a no-op.
 		`ALTER TABLE memory_messages ADD COLUMN text_hash TEXT NOT NULL DEFAULT ''`,
 	}, []string{appendFunction}},
+	{3, "covering index for windows", []string{
+		`CREATE INDEX memory_messages_window ON memory_messages (tenant, agent, session, seq, tokens)`,
+	}, nil},
 }
 
 // appendFunction is Append on PostgreSQL as one statement, hence one round

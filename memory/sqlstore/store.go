@@ -17,8 +17,9 @@
 // sequence numbers from last_seq and inserts. On SQLite, which runs in
 // process, Append is a Go-driven transaction opened IMMEDIATE (WAL mode,
 // busy_timeout), so writers take turns, across processes too. Load is one
-// query on both: window functions (a running sum of tokens and a row
-// number, newest first) cut the window inside the database.
+// query on both: a window function (a running sum of tokens, newest first)
+// over a covering index of (seq, tokens) finds where the window starts, and
+// only the kept records' messages are read.
 //
 // A conversation survives the crash of the process that appends to it:
 // Append returns after the commit. SQLite runs with synchronous=NORMAL, so
@@ -34,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -174,14 +176,24 @@ func prepareQueries(q func(string) string) queries {
 			partial = excluded.partial, created_at = excluded.created_at, message = excluded.message, text_hash = excluded.text_hash`),
 		updateSession: q(`UPDATE memory_sessions SET last_seq = ?, msg_count = msg_count + ?, updated_at = ?
 			WHERE tenant = ? AND agent = ? AND session = ?`),
+		// The window is cut on (seq, tokens) alone, read newest first from
+		// the covering index memory_messages_window and bounded by LIMIT
+		// when MaxMessages is set: the cut is the newest record whose
+		// running sum of tokens exceeds MaxTokens (the walk stops there), or
+		// else just before the oldest of the newest MaxMessages. Only the
+		// records after the cut are then read, as one index range.
 		load: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq = 0
 			UNION ALL
-			SELECT ` + cols + ` FROM (
-				SELECT ` + cols + `,
-					SUM(tokens) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING) AS running,
-					ROW_NUMBER() OVER (ORDER BY seq DESC) AS rn
-				FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0
-			) w WHERE (? <= 0 OR running <= ?) AND (? <= 0 OR rn <= ?)
+			SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > (
+				SELECT COALESCE(MAX(CASE WHEN running > ? THEN seq END), MIN(seq) - 1, 0) FROM (
+					SELECT seq, SUM(tokens) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING) AS running
+					FROM (
+						SELECT seq, tokens FROM memory_messages
+						WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0
+						ORDER BY seq DESC LIMIT ?
+					) newest
+				) w
+			)
 			ORDER BY seq`),
 		deleteMessages: q(`DELETE FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ?`),
 		deleteSession:  q(`DELETE FROM memory_sessions WHERE tenant = ? AND agent = ? AND session = ?`),
@@ -461,9 +473,20 @@ func scanRecordsHash(rows *sql.Rows, hash *string) ([]memory.Record, error) {
 
 // Load implements [memory.Store] with one query.
 func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+	var limit any = w.MaxMessages
+	if w.MaxMessages <= 0 {
+		limit = -1 // SQLite: no bound
+		if s.dialect == postgres {
+			limit = nil // LIMIT NULL: no bound
+		}
+	}
+	maxTokens := int64(w.MaxTokens)
+	if w.MaxTokens <= 0 {
+		maxTokens = math.MaxInt64 // no running sum exceeds it
+	}
 	out, err := scanRecords(s.db.QueryContext(ctx, s.queries.load,
 		key.Tenant, key.Agent, key.Session, key.Tenant, key.Agent, key.Session,
-		w.MaxTokens, w.MaxTokens, w.MaxMessages, w.MaxMessages))
+		maxTokens, key.Tenant, key.Agent, key.Session, limit))
 	if err != nil {
 		return nil, s.fail("load", key, err)
 	}
