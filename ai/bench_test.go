@@ -112,9 +112,40 @@ func TestAllocationBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	const budget = 200
-	t.Logf("allocations per call: %v", allocs)
+	// Most of these are the in-process store's (deep copies on Load and
+	// Append, ids, its lock).
+	const budget = 90
+	t.Logf("allocations per typed call with memory: %v", allocs)
 	if allocs > budget {
 		t.Errorf("a typed call allocates %v times, budget %d", allocs, budget)
+	}
+}
+
+// TestEngineAllocationBudget pins the pipeline's own allocations: a turn
+// with a tool round over history the caller keeps (no memory store).
+func TestEngineAllocationBudget(t *testing.T) {
+	weather := tool.Func("weather", "Current weather of a city.", func(ctx context.Context, in CityArgs) (Weather, error) {
+		return Weather{City: in.City, TempC: 21}, nil
+	})
+	eng, err := ai.NewEngine(newFakeModel(), ai.Tools(weather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := make([]llm.Message, 0, 20)
+	for range 5 {
+		history = append(history, llm.UserMessage("q"), newFakeModel().callResp.Message,
+			llm.ToolResultMessage("c1", "weather", `{"city":"Paris","temp_c":21}`, false), llm.AssistantMessage("a"))
+	}
+	turn := ai.Turn{System: "You are a weather assistant.", History: history, Message: llm.UserMessage("What is the weather in Paris?")}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := eng.Do(ctx, turn); err != nil {
+			t.Fatal(err)
+		}
+	})
+	const budget = 24
+	t.Logf("allocations per engine turn: %v", allocs)
+	if allocs > budget {
+		t.Errorf("an engine turn allocates %v times, budget %d", allocs, budget)
 	}
 }
