@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -240,5 +241,45 @@ func TestParseRetry(t *testing.T) {
 	}
 	if n := len(m2.Requests()); n != 3 {
 		t.Errorf("%d requests, want 3 (1 + 2 retries)", n)
+	}
+}
+
+func TestFuncStructRoles(t *testing.T) {
+	t.Parallel()
+	type Ask struct {
+		Question string
+		Who      ai.UserName
+		Pic      llm.Image
+		More     []llm.Image
+		Opt      *llm.Image
+		P        *ai.Params
+		ID       ai.MemoryID
+	}
+	m := scripted.New(scripted.Reply("ok"))
+	chats := memory.MessageWindow(10)
+	f, err := ai.Func[Ask, string](m, ai.User("Q: {{.Question}} from {{.Who}}"), ai.MemoryPerID(chats))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Ask{Question: "what?", Who: "ada", Pic: llm.Image{URL: "u1"}, More: []llm.Image{{URL: "u2"}, {URL: "u3"}}, P: &ai.Params{Seed: llm.Ptr[int64](7)}, ID: "m1"}
+	if _, err := f(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	req := m.Requests()[0]
+	msg := req.Messages[0]
+	var urls []string
+	for _, p := range msg.Parts {
+		if p.Image != nil {
+			urls = append(urls, p.Image.URL)
+		}
+	}
+	if msg.Text() != "Q: what? from ada" || msg.Name != "ada" || !slices.Equal(urls, []string{"u1", "u2", "u3"}) {
+		t.Errorf("message = %q name %q images %q", msg.Text(), msg.Name, urls)
+	}
+	if req.Seed == nil || *req.Seed != 7 {
+		t.Errorf("params not applied")
+	}
+	if ids := chats.IDs(); !slices.Equal(ids, []string{"m1"}) {
+		t.Errorf("memory IDs = %q", ids)
 	}
 }
