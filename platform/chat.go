@@ -1,0 +1,563 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tokens"
+)
+
+// MaxQueryBytes bounds a chat query (64 KiB); longer ones are a 400.
+const MaxQueryBytes = 64 << 10
+
+type chatRequest struct {
+	Query     string `json:"query"`
+	SessionID string `json:"session_id"`
+	Stream    bool   `json:"stream"`
+	User      string `json:"user"`
+}
+
+// ragFragment is one retrieved chunk as the API shows it.
+type ragFragment struct {
+	KnowledgeBaseID string  `json:"knowledge_base_id"`
+	DocumentID      string  `json:"document_id"`
+	DocumentName    string  `json:"document_name"`
+	ChunkID         string  `json:"chunk_id"`
+	Content         string  `json:"content"`
+	Score           float64 `json:"score"`
+}
+
+// toolCallView is a tool call of a turn, with its outcome.
+type toolCallOutcome struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	OK        bool            `json:"ok"`
+	Result    string          `json:"result"`
+	Error     string          `json:"error"`
+}
+
+type usageView struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// chatAnswer is the blocking answer, and the data of chat.completed.
+type chatAnswer struct {
+	SessionID    string            `json:"session_id"`
+	MessageID    string            `json:"message_id"`
+	Answer       string            `json:"answer"`
+	RagFragments []ragFragment     `json:"rag_fragments"`
+	ToolCalls    []toolCallOutcome `json:"tool_calls"`
+	Usage        usageView         `json:"usage"`
+	LatencyMS    int64             `json:"latency_ms"`
+	// Model is the model that answered.
+	Model string `json:"model,omitempty"`
+}
+
+// sink receives a streamed turn's events. A non-nil error (the client went
+// away) stops the turn.
+type sink func(event string, data map[string]any) error
+
+// turnInput is one chat turn, whatever the endpoint that asked for it.
+type turnInput struct {
+	agent   meta.Agent
+	session meta.Session
+	query   string
+	user    string
+	// answerID is the id the assistant message will have (announced first).
+	answerID string
+	// depth is the delegation depth: 0 for the agent the client talks to.
+	depth int
+	sink  sink
+}
+
+// turnError is a failed turn: the API error, and whether any answer text
+// was produced before the failure (it was persisted as partial).
+type turnError struct {
+	api     *apiError
+	partial bool
+}
+
+// chat: POST /v1/agents/{id}/chat.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	req.Query = strings.TrimSpace(req.Query)
+	switch {
+	case req.Query == "":
+		writeError(w, invalid("field \"query\" is required"))
+		return
+	case len(req.Query) > MaxQueryBytes:
+		writeError(w, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "field \"query\" exceeds %d bytes", MaxQueryBytes))
+		return
+	}
+	agent, e := s.agent(r, r.PathValue("id"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	s.serveTurn(w, r, agent, req)
+}
+
+// serveTurn runs a turn for an HTTP request, with idempotency, and answers
+// it blocking or streaming.
+func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, req chatRequest) {
+	p := principalFrom(r.Context())
+	if !agent.Enabled {
+		writeError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
+		return
+	}
+	idem := r.Header.Get("Idempotency-Key")
+	if idem != "" {
+		idem = agent.ID + ":" + idem
+		prev, seen, err := s.meta.ClaimIdempotent(r.Context(), p.Tenant, idem, 24*time.Hour)
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
+		if seen {
+			s.replay(w, req.Stream, prev)
+			return
+		}
+	}
+	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, req.SessionID, "")
+	if e != nil {
+		s.releaseIdem(r.Context(), p.Tenant, idem)
+		writeError(w, e)
+		return
+	}
+	in := turnInput{agent: agent, session: ss, query: req.Query, user: req.User, answerID: memory.NewID()}
+	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
+	defer done()
+	if !req.Stream {
+		ans, terr := s.runTurn(ctx, in)
+		if terr != nil {
+			s.releaseIdem(r.Context(), p.Tenant, idem)
+			writeError(w, terr.api)
+			return
+		}
+		body, _ := json.Marshal(ans)
+		s.completeIdem(r.Context(), p.Tenant, idem, body)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(body)
+		return
+	}
+	s.metrics.activeStreams.Inc()
+	defer s.metrics.activeStreams.Dec()
+	sw := newSSEWriter(w, s.frameDeadline())
+	stop := make(chan struct{})
+	defer close(stop)
+	go sw.keepAlive(s.pingInterval(), stop)
+	in.sink = func(event string, data map[string]any) error { return sw.event(event, data) }
+	sw.event("chat.created", map[string]any{"type": "chat.created", "session_id": ss.ID, "message_id": in.answerID})
+	ans, terr := s.runTurn(ctx, in)
+	if terr != nil {
+		s.releaseIdem(r.Context(), p.Tenant, idem)
+		sw.event("error", map[string]any{"type": "error", "code": terr.api.Code, "message": terr.api.Message})
+		return
+	}
+	body, _ := json.Marshal(ans)
+	s.completeIdem(r.Context(), p.Tenant, idem, body)
+	sw.event("chat.completed", completedEvent(body))
+}
+
+// completedEvent is the data of chat.completed: the blocking answer with
+// "type" added.
+func completedEvent(answer []byte) map[string]any {
+	var m map[string]any
+	json.Unmarshal(answer, &m)
+	m["type"] = "chat.completed"
+	return m
+}
+
+// replay answers a retried request with the first one's result.
+func (s *Server) replay(w http.ResponseWriter, stream bool, prev meta.Idempotent) {
+	if prev.Status == 0 {
+		writeError(w, errorf(http.StatusConflict, CodeConflict, "a request with this Idempotency-Key is still running"))
+		return
+	}
+	w.Header().Set("Idempotent-Replayed", "true")
+	if !stream {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(prev.Status)
+		w.Write(prev.Body)
+		return
+	}
+	sw := newSSEWriter(w, s.frameDeadline())
+	var ans chatAnswer
+	json.Unmarshal(prev.Body, &ans)
+	sw.event("chat.created", map[string]any{"type": "chat.created", "session_id": ans.SessionID, "message_id": ans.MessageID})
+	sw.event("chat.completed", completedEvent(prev.Body))
+}
+
+func (s *Server) releaseIdem(ctx context.Context, tenant, key string) {
+	if key != "" {
+		if err := s.meta.ReleaseIdempotent(context.WithoutCancel(ctx), tenant, key); err != nil {
+			s.log.WarnContext(ctx, "idempotency key not released", "err", err)
+		}
+	}
+}
+
+func (s *Server) completeIdem(ctx context.Context, tenant, key string, body []byte) {
+	if key != "" {
+		if err := s.meta.CompleteIdempotent(context.WithoutCancel(ctx), tenant, key, meta.Idempotent{Status: http.StatusOK, Body: body}); err != nil {
+			s.log.WarnContext(ctx, "idempotency result not stored", "err", err)
+		}
+	}
+}
+
+// sessionFor returns the session id of agent, or a new one when id is empty.
+func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent, id, parent string) (meta.Session, *apiError) {
+	if id != "" {
+		ss, err := s.meta.Session(ctx, tenant, id)
+		if err != nil {
+			return ss, notFoundOr(err, "session", id)
+		}
+		if ss.AgentID != agent.ID {
+			return ss, invalid("field \"session_id\": session %q belongs to another agent", id)
+		}
+		return ss, nil
+	}
+	now := time.Now().UTC()
+	ss := meta.Session{ID: meta.NewID("ses"), TenantID: tenant, AgentID: agent.ID, ParentID: parent, CreatedAt: now, UpdatedAt: now}
+	if err := s.meta.CreateSession(ctx, ss); err != nil {
+		return ss, asAPIError(err)
+	}
+	return ss, nil
+}
+
+// runTurn is the platform's chat turn: model → lock the session → recall →
+// the token window over everything that will be sent → store the user
+// message → the ai pipeline (model and tool loop, streaming through sink) →
+// store the answer (partial when the turn failed) → the answer.
+func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnError) {
+	start := time.Now()
+	outcome := "ok"
+	defer func() {
+		s.metrics.turns.WithLabelValues(outcome).Inc()
+		s.metrics.turnLatency.Observe(time.Since(start).Seconds())
+	}()
+	fail := func(code string, e *apiError, partial bool) *turnError {
+		outcome = code
+		return &turnError{api: e, partial: partial}
+	}
+	agent := in.agent
+	model, err := s.model(agent.Model)
+	if err != nil {
+		return nil, fail(CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "agent %q: model %q: %v", agent.Name, agent.Model, err), false)
+	}
+	key := sessionKey(in.session)
+
+	if l, ok := s.sessions.(memory.Locker); ok {
+		lctx, cancel := context.WithTimeout(ctx, s.lockWait())
+		release, err := l.Lock(lctx, key, 5*time.Minute)
+		cancel()
+		if err != nil {
+			if errors.Is(err, memory.ErrLockTimeout) {
+				return nil, fail(CodeConflict, errorf(http.StatusConflict, CodeConflict, "session %q is busy with another turn; retry when it ends", in.session.ID), false)
+			}
+			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+		}
+		defer release()
+	}
+
+	eng, err := s.engineFor(ctx, agent, model, in)
+	if err != nil {
+		return nil, fail(CodeInternal, asAPIError(err), false)
+	}
+	counter := tokens.ForModel(model.Name())
+	userMsg := llm.UserMessage(in.query)
+	if in.user != "" {
+		userMsg.Name = sanitizeName(in.user)
+	}
+
+	// Retrieval first: the window must leave room for what it brings.
+	aug, frags := s.recall(ctx, agent, in, userMsg)
+	if len(frags) > 0 && in.sink != nil {
+		in.sink("retrieval", map[string]any{"type": "retrieval", "rag_fragments": frags})
+	}
+
+	fixed := tokens.ReplyOverhead + tokens.MessageTokens(counter, aug.Message) + eng.toolTokens(counter)
+	if agent.SystemPrompt != "" {
+		fixed += tokens.MessageTokens(counter, llm.SystemMessage(agent.SystemPrompt))
+	}
+	window, err := memory.LoadSlide(ctx, s.sessions, key, memory.Budget{ContextWindow: agent.ContextWindowTokens, Reserve: agent.ReserveTokens}, fixed)
+	if err != nil {
+		if errors.Is(err, llm.ErrContextTooLong) {
+			return nil, fail(CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), false)
+		}
+		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+	}
+	history := make([]llm.Message, 0, len(window))
+	for _, rec := range window {
+		if rec.Message.Role != llm.RoleSystem {
+			history = append(history, rec.Message)
+		}
+	}
+
+	// The user's message is stored before the model is called: a failed
+	// turn keeps it.
+	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+	}
+
+	ans := &chatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []toolCallOutcome{}, Model: model.Name()}
+	if ans.RagFragments == nil {
+		ans.RagFragments = []ragFragment{}
+	}
+	var text strings.Builder
+	var usage llm.Usage
+	var out *ai.Outcome
+	var runErr error
+	firstToken := true
+	turn := ai.Turn{Message: aug.Message, System: agent.SystemPrompt, History: history}
+	for ev, err := range eng.run(ctx, turn, in.sink != nil) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		var serr error
+		switch ev.Kind {
+		case ai.EventText:
+			if firstToken {
+				firstToken = false
+				s.metrics.firstToken.Observe(time.Since(start).Seconds())
+			}
+			text.WriteString(ev.Text)
+			if in.sink != nil {
+				serr = in.sink("message.delta", map[string]any{"type": "message.delta", "text": ev.Text})
+			}
+		case ai.EventToolCall:
+			if in.sink != nil {
+				serr = in.sink("tool.call", map[string]any{"type": "tool.call", "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": argumentsJSON(ev.ToolCall.Arguments)})
+			}
+		case ai.EventToolResult:
+			x := ev.Execution
+			s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
+			if in.sink != nil {
+				data := map[string]any{"type": "tool.result", "id": x.Call.ID, "name": x.Call.Name, "ok": !x.IsError}
+				if x.IsError {
+					data["error"] = x.Content
+				} else {
+					data["result"] = x.Content
+				}
+				serr = in.sink("tool.result", data)
+			}
+		case ai.EventUsage:
+			usage = usage.Add(ev.Usage)
+		case ai.EventDone:
+			out = ev.Outcome
+		}
+		if serr != nil {
+			runErr = context.Canceled
+			break
+		}
+	}
+	persistCtx := context.WithoutCancel(ctx)
+	if runErr == nil && out == nil {
+		runErr = errors.New("turn ended without an outcome")
+	}
+	if runErr != nil {
+		partial := text.Len() > 0
+		if partial {
+			msg := llm.AssistantMessage(text.String())
+			if _, err := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); err != nil {
+				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", err)
+			}
+		}
+		s.touch(persistCtx, in.session)
+		s.recordUsage(model.Name(), usage)
+		return nil, fail(s.classifyTurnError(ctx, runErr, model.Name()))
+	}
+
+	// The answer, with the tool rounds that led to it.
+	var recs []memory.Record
+	newMsgs := out.Messages
+	if len(newMsgs) > 0 && newMsgs[0].Role == llm.RoleUser {
+		newMsgs = newMsgs[1:]
+	}
+	for i, m := range newMsgs {
+		id := ""
+		if i == len(newMsgs)-1 && m.Role == llm.RoleAssistant {
+			id = in.answerID
+		}
+		recs = append(recs, memory.Record{ID: id, Message: m, Tokens: tokens.MessageTokens(counter, m)})
+	}
+	if len(recs) > 0 {
+		if _, err := s.sessions.Append(persistCtx, key, recs...); err != nil {
+			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err), false)
+		}
+	}
+	s.touch(persistCtx, in.session)
+	s.recordUsage(model.Name(), out.Usage)
+
+	ans.Answer = out.Text
+	for _, x := range out.ToolExecutions {
+		tc := toolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
+		if x.IsError {
+			tc.Error = x.Content
+		} else {
+			tc.Result = x.Content
+		}
+		ans.ToolCalls = append(ans.ToolCalls, tc)
+	}
+	ans.Usage = usageView{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
+	ans.LatencyMS = time.Since(start).Milliseconds()
+	return ans, nil
+}
+
+// classifyTurnError maps a failed pipeline to the API's error.
+func (s *Server) classifyTurnError(ctx context.Context, err error, model string) (string, *apiError, bool) {
+	var roundsErr *ai.ToolRoundsError
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errShuttingDown) {
+			return CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; the partial answer was saved"), true
+		}
+		if errors.Is(cause, errCancelledByClient) {
+			return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled; the partial answer was saved"), true
+		}
+		return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), true
+	case errors.As(err, &roundsErr):
+		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "the model kept calling tools past the agent's max_tool_rounds (%d)", roundsErr.Rounds), true
+	case errors.Is(err, llm.ErrContextTooLong):
+		s.metrics.modelErrors.WithLabelValues(model).Inc()
+		return CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), true
+	}
+	s.metrics.modelErrors.WithLabelValues(model).Inc()
+	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
+	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+}
+
+func (s *Server) touch(ctx context.Context, ss meta.Session) {
+	if err := s.meta.TouchSession(ctx, ss.TenantID, ss.ID, time.Now().UTC()); err != nil {
+		s.log.WarnContext(ctx, "session not touched", "session", ss.ID, "err", err)
+	}
+}
+
+func (s *Server) recordUsage(model string, u llm.Usage) {
+	if u.PromptTokens > 0 {
+		s.metrics.tokens.WithLabelValues("prompt", model).Add(float64(u.PromptTokens))
+	}
+	if u.CompletionTokens > 0 {
+		s.metrics.tokens.WithLabelValues("completion", model).Add(float64(u.CompletionTokens))
+	}
+}
+
+// sanitizeName makes a user name acceptable as a message name (OpenAI
+// allows ^[a-zA-Z0-9_-]{1,64}$).
+func sanitizeName(s string) string {
+	b := make([]byte, 0, min(len(s), 64))
+	for i := 0; i < len(s) && len(b) < 64; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// Errors that say why a turn's context ended.
+var (
+	errShuttingDown      = errors.New("server shutting down")
+	errCancelledByClient = errors.New("cancelled by POST /v1/chat/cancel")
+)
+
+// turnRegistry tracks the running turns of this replica so that
+// POST /v1/chat/cancel and shutdown can stop them.
+type turnRegistry struct {
+	mu      sync.Mutex
+	byKey   map[string]map[*turnHandle]struct{}
+	all     map[*turnHandle]struct{}
+	closing bool
+}
+
+type turnHandle struct {
+	cancel context.CancelCauseFunc
+	keys   []string
+}
+
+func newTurnRegistry() *turnRegistry {
+	return &turnRegistry{byKey: map[string]map[*turnHandle]struct{}{}, all: map[*turnHandle]struct{}{}}
+}
+
+// start registers a turn under its keys (session id, message id) and
+// returns its context and the function that unregisters it.
+func (tr *turnRegistry) start(parent context.Context, keys ...string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	h := &turnHandle{cancel: cancel, keys: keys}
+	tr.mu.Lock()
+	if tr.closing {
+		cancel(errShuttingDown)
+	}
+	tr.all[h] = struct{}{}
+	for _, k := range keys {
+		m := tr.byKey[k]
+		if m == nil {
+			m = map[*turnHandle]struct{}{}
+			tr.byKey[k] = m
+		}
+		m[h] = struct{}{}
+	}
+	tr.mu.Unlock()
+	return ctx, func() {
+		tr.mu.Lock()
+		delete(tr.all, h)
+		for _, k := range h.keys {
+			delete(tr.byKey[k], h)
+			if len(tr.byKey[k]) == 0 {
+				delete(tr.byKey, k)
+			}
+		}
+		tr.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cancel stops the turns registered under key; it reports how many.
+func (tr *turnRegistry) cancel(key string, cause error) int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for h := range tr.byKey[key] {
+		h.cancel(cause)
+		n++
+	}
+	return n
+}
+
+// shutdown stops every running turn and refuses new ones.
+func (tr *turnRegistry) shutdown() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.closing = true
+	for h := range tr.all {
+		h.cancel(errShuttingDown)
+	}
+	return len(tr.all)
+}
+
+// active reports how many turns are running.
+func (tr *turnRegistry) active() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.all)
+}
+

@@ -1,0 +1,216 @@
+// Package client is a Go client of Weft's agent platform, the HTTP API that
+// `weft serve` exposes (see API.md): agents, chat (blocking and streamed),
+// sessions, cancellation and API keys.
+//
+//	c := client.New("http://127.0.0.1:8080", os.Getenv("WEFT_API_KEY"))
+//	agent, _, err := c.ApplyAgent(ctx, client.Agent{Name: "support", SystemPrompt: "Be brief."})
+//	for ev, err := range c.ChatStream(ctx, agent.ID, client.ChatRequest{Query: "Hello"}) {
+//		if err != nil { ... }
+//		if ev.Type == client.EventMessageDelta { fmt.Print(ev.Text) }
+//	}
+//
+// Every method takes a context first and honours it for the whole exchange,
+// including the reading of a stream. Failures the server reports come back
+// as *[Error], with the HTTP status and the API's stable error code.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Client talks to one Weft platform server with one API key. It is safe for
+// concurrent use.
+type Client struct {
+	base      string
+	key       string
+	hc        *http.Client
+	userAgent string
+}
+
+// Option configures a [Client].
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client requests go through (default
+// http.DefaultClient). Give it no overall Timeout if you stream: contexts
+// bound each call instead.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header of every request.
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// New returns a client of the server at baseURL (e.g.
+// "http://127.0.0.1:8080"; a trailing "/" or "/v1" is accepted) that
+// authenticates with apiKey.
+func New(baseURL, apiKey string, opts ...Option) *Client {
+	base := strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	base = strings.TrimSuffix(base, "/v1")
+	c := &Client{base: base, key: apiKey, hc: http.DefaultClient, userAgent: "weft-client-go"}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// BaseURL returns the server's base URL, without a trailing "/".
+func (c *Client) BaseURL() string { return c.base }
+
+// Error is a failure reported by the server: a non-2xx answer, or the
+// terminal "error" event of a stream (then Status is 0).
+type Error struct {
+	// Status is the HTTP status; 0 for an error event of a stream.
+	Status int `json:"-"`
+	// Code is the API's stable error code, e.g. "not_found",
+	// "unauthorized", "model_error" (see API.md, "Errors").
+	Code string `json:"code"`
+	// Message says what went wrong, naming the offending field of a bad
+	// request.
+	Message string `json:"message"`
+	// RequestID is the server's X-Request-Id of the failed request, for
+	// its logs.
+	RequestID string `json:"-"`
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Status != 0 {
+		fmt.Fprintf(&b, "%d ", e.Status)
+	}
+	b.WriteString(e.Code)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// The error codes of API.md that callers commonly branch on.
+const (
+	CodeInvalidRequest = "invalid_request"
+	CodeUnauthorized   = "unauthorized"
+	CodeNotFound       = "not_found"
+	CodeConflict       = "conflict"
+	CodeRateLimited    = "rate_limited"
+	CodeModelError     = "model_error"
+	CodeContextTooLong = "context_too_long"
+	CodeCancelled      = "cancelled"
+	CodeUnavailable    = "unavailable"
+)
+
+// IsNotFound reports whether err is the server's not_found.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeNotFound
+}
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// newRequest builds an authenticated request; body, when not nil, is sent
+// as JSON.
+func (c *Client) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	if ctx == nil {
+		return nil, errors.New("client: nil context")
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("client: encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
+	}
+	return req, nil
+}
+
+// send performs req and returns the response when it is a 2xx; otherwise it
+// reads the error body and returns an *Error.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, errorFrom(resp)
+}
+
+// errorFrom reads a non-2xx answer into an *Error.
+func errorFrom(resp *http.Response) *Error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
+	var body struct {
+		Error *Error `json:"error"`
+	}
+	if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
+		e.Code, e.Message = body.Error.Code, body.Error.Message
+		return e
+	}
+	// Not the API's error shape: a proxy, or not a Weft server at all.
+	e.Code = "http_" + strings.ReplaceAll(strings.ToLower(http.StatusText(resp.StatusCode)), " ", "_")
+	e.Message = strings.TrimSpace(string(b))
+	if len(e.Message) > 200 {
+		e.Message = e.Message[:200] + "…"
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
+
+// do sends a JSON request and decodes a JSON answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	req, err := c.newRequest(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("client: %s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// Ready reports whether the server is up and its stores answer
+// (GET /readyz). It needs no API key.
+func (c *Client) Ready(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/readyz", nil, nil)
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }

@@ -1,0 +1,120 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Session is a conversation with one agent.
+type Session struct {
+	ID           string    `json:"id"`
+	AgentID      string    `json:"agent_id"`
+	ParentID     string    `json:"parent_id,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	MessageCount int       `json:"message_count"`
+}
+
+// Message is a stored message of a session.
+type Message struct {
+	ID         string     `json:"id"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Name is the tool's name, on a tool result.
+	Name string `json:"name,omitempty"`
+	// Partial marks an answer cut short (cancelled, failed, or the server
+	// shut down) and saved as far as it got.
+	Partial bool `json:"partial,omitempty"`
+	// IsError marks a tool result that reports a failure.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is a tool call of an assistant message.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ListSessions lists the tenant's sessions, of one agent when agentID is
+// not empty (GET /v1/sessions).
+func (c *Client) ListSessions(ctx context.Context, agentID string) ([]Session, error) {
+	path := "/v1/sessions"
+	if agentID != "" {
+		path += "?agent_id=" + url.QueryEscape(agentID)
+	}
+	var out []Session
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out, err
+}
+
+// GetSession returns the session id (GET /v1/sessions/{id}).
+func (c *Client) GetSession(ctx context.Context, id string) (Session, error) {
+	var out Session
+	if id == "" {
+		return out, errors.New("client: empty session id")
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/sessions/"+pathEscape(id), nil, &out)
+	return out, err
+}
+
+// Messages returns the messages of session id in order
+// (GET /v1/sessions/{id}/messages).
+func (c *Client) Messages(ctx context.Context, id string) ([]Message, error) {
+	var out []Message
+	if id == "" {
+		return out, errors.New("client: empty session id")
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/sessions/"+pathEscape(id)+"/messages", nil, &out)
+	return out, err
+}
+
+// DeleteSession deletes session id and its messages.
+func (c *Client) DeleteSession(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("client: empty session id")
+	}
+	return c.do(ctx, http.MethodDelete, "/v1/sessions/"+pathEscape(id), nil, nil)
+}
+
+// APIKey is an API key of the tenant. Key, the secret, is set only in the
+// answer of [Client.CreateKey].
+type APIKey struct {
+	ID        string    `json:"id"`
+	Key       string    `json:"key,omitempty"`
+	Tenant    string    `json:"tenant"`
+	Name      string    `json:"name"`
+	Admin     bool      `json:"admin"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateKey creates an API key named name (POST /v1/api-keys). An admin
+// key may name another tenant, created if new; tenant "" means the
+// caller's.
+func (c *Client) CreateKey(ctx context.Context, name, tenant string) (APIKey, error) {
+	var out APIKey
+	err := c.do(ctx, http.MethodPost, "/v1/api-keys", map[string]string{"name": name, "tenant": tenant}, &out)
+	return out, err
+}
+
+// ListKeys lists the tenant's API keys, without their secrets.
+func (c *Client) ListKeys(ctx context.Context) ([]APIKey, error) {
+	var out []APIKey
+	err := c.do(ctx, http.MethodGet, "/v1/api-keys", nil, &out)
+	return out, err
+}
+
+// DeleteKey revokes the API key id, on every replica at once.
+func (c *Client) DeleteKey(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("client: empty key id")
+	}
+	return c.do(ctx, http.MethodDelete, "/v1/api-keys/"+pathEscape(id), nil, nil)
+}

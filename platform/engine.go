@@ -1,0 +1,119 @@
+package platform
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/rag"
+	"github.com/weftlabs/weft/tokens"
+	"github.com/weftlabs/weft/tool"
+)
+
+// agentEngine is the ai pipeline configured from one version of an agent.
+type agentEngine struct {
+	eng   *ai.Engine
+	specs []llm.ToolSpec
+}
+
+// run runs a turn; stream says whether the caller consumes text as it comes.
+func (e *agentEngine) run(ctx context.Context, t ai.Turn, stream bool) iter.Seq2[ai.Event, error] {
+	return e.eng.Run(ctx, t)
+}
+
+// toolTokens is what the tool specifications cost in every request.
+func (e *agentEngine) toolTokens(c tokens.Counter) int {
+	n := 0
+	for _, s := range e.specs {
+		n += tokens.ToolTokens(c, s)
+	}
+	return n
+}
+
+// engines caches agent engines by agent version (id and update time).
+type engines struct {
+	mu sync.Mutex
+	m  map[string]engineEntry
+}
+
+type engineEntry struct {
+	version time.Time
+	model   *llm.Model
+	e       *agentEngine
+}
+
+// engineFor returns the engine of the agent's current version. Engines of
+// agents with tools or delegates are built per turn (their tool set depends
+// on the turn's depth and session); plain agents share one.
+func (s *Server) engineFor(ctx context.Context, agent meta.Agent, model *llm.Model, in turnInput) (*agentEngine, error) {
+	tools, err := s.agentTools(ctx, agent, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(tools) == 0 {
+		key := agent.TenantID + "\x00" + agent.ID
+		s.engines.mu.Lock()
+		if s.engines.m == nil {
+			s.engines.m = map[string]engineEntry{}
+		}
+		ent, ok := s.engines.m[key]
+		s.engines.mu.Unlock()
+		if ok && ent.version.Equal(agent.UpdatedAt) && ent.model == model {
+			return ent.e, nil
+		}
+		e, err := s.buildEngine(agent, model, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.engines.mu.Lock()
+		s.engines.m[key] = engineEntry{version: agent.UpdatedAt, model: model, e: e}
+		s.engines.mu.Unlock()
+		return e, nil
+	}
+	return s.buildEngine(agent, model, tools)
+}
+
+func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.Tool) (*agentEngine, error) {
+	opts := []ai.Option{ai.Defaults(agentParams(agent))}
+	var specs []llm.ToolSpec
+	if len(tools) > 0 {
+		opts = append(opts, ai.Tools(tools...), ai.MaxToolRounds(max(agent.MaxToolRounds, 1)))
+		for _, t := range tools {
+			specs = append(specs, t.Spec())
+		}
+	}
+	eng, err := ai.NewEngine(model, opts...)
+	if err != nil {
+		return nil, errorf(http.StatusInternalServerError, CodeInternal, "agent %q: %v", agent.Name, err)
+	}
+	return &agentEngine{eng: eng, specs: specs}, nil
+}
+
+func agentParams(a meta.Agent) ai.Params {
+	p := ai.Params{Temperature: a.Temperature}
+	if a.MaxTokens != nil {
+		p.MaxTokens = *a.MaxTokens
+	}
+	return p
+}
+
+// recall retrieves from the agent's knowledge bases and returns the
+// augmented user message with the fragments found. Retrieval is an
+// enhancement: failures are logged and the turn goes on without context.
+func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []ragFragment) {
+	aug := rag.Augmentation{Message: msg}
+	if len(agent.KnowledgeBaseIDs) == 0 || s.knowledge == nil {
+		return aug, nil
+	}
+	got, frags, err := s.knowledge.recall(ctx, agent, in.query, msg)
+	if err != nil {
+		s.log.WarnContext(ctx, "retrieval failed; answering without knowledge", "agent", agent.ID, "err", err)
+		return aug, nil
+	}
+	return got, frags
+}

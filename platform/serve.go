@@ -1,0 +1,214 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/redisstore"
+	"github.com/weftlabs/weft/memory/sqlstore"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/provider"
+)
+
+// Options are the settings of `weft serve` (flags and environment, see API.md).
+type Options struct {
+	// Addr is the listen address (default 127.0.0.1:8080).
+	Addr string
+	// DataDir holds the embedded stores and admin.key (default ./weft-data).
+	DataDir string
+	// PostgresURL moves metadata (and sessions, unless Redis is set) to PostgreSQL.
+	PostgresURL string
+	// RedisURL moves sessions, locks, rate limits and cache invalidation to Redis.
+	RedisURL string
+	// AdminKey is WEFT_ADMIN_KEY: the admin key to accept (and create).
+	AdminKey string
+	// DefaultModel is the model of agents that name none; empty chooses from
+	// the configured providers, else the offline scripted demo.
+	DefaultModel string
+	// RateLimit and RateBurst per API key (see Config).
+	RateLimit float64
+	RateBurst int
+	// ShutdownTimeout bounds graceful shutdown (default 10 s).
+	ShutdownTimeout time.Duration
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Logger receives logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Ready, when set, receives the bound address once the server listens.
+	Ready func(addr string)
+}
+
+// DetectDefaultModel picks the default model from the configured providers:
+// OpenAI, then Anthropic, DeepSeek, Ollama; else the offline scripted demo.
+// ok is false when it fell back to the demo.
+func DetectDefaultModel(getenv func(string) string) (spec string, ok bool) {
+	switch {
+	case getenv("WEFT_DEFAULT_MODEL") != "":
+		return getenv("WEFT_DEFAULT_MODEL"), true
+	case getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "":
+		return "openai/gpt-4o-mini", true
+	case getenv("ANTHROPIC_API_KEY") != "":
+		return "anthropic", true
+	case getenv("DEEPSEEK_API_KEY") != "":
+		return "deepseek/deepseek-chat", true
+	case getenv("OLLAMA_HOST") != "":
+		return "ollama/llama3.2", true
+	}
+	return "scripted/demo", false
+}
+
+// Run opens the stores, bootstraps the admin key, and serves until ctx ends;
+// then it shuts down gracefully: it stops accepting, ends open streams with
+// a terminal event, saves partial answers, and returns within the shutdown
+// timeout.
+func Run(ctx context.Context, o Options) error {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:8080"
+	}
+	if o.DataDir == "" {
+		o.DataDir = "weft-data"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = 10 * time.Second
+	}
+	log := o.Logger
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+
+	var metaStore meta.Store
+	var sessions memory.Store
+	var err error
+	if o.PostgresURL != "" {
+		metaStore, err = meta.OpenPostgres(ctx, o.PostgresURL)
+	} else {
+		metaStore, err = meta.OpenSQLite(ctx, filepath.Join(o.DataDir, "weft.db"))
+	}
+	if err != nil {
+		return err
+	}
+	defer metaStore.Close()
+
+	var rdb *redis.Client
+	if o.RedisURL != "" {
+		ropts, err := redis.ParseURL(o.RedisURL)
+		if err != nil {
+			return fmt.Errorf("--redis: %w", err)
+		}
+		rdb = redis.NewClient(ropts)
+		defer rdb.Close()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis at %s: %w", ropts.Addr, err)
+		}
+		rs, err := redisstore.New(rdb)
+		if err != nil {
+			return err
+		}
+		sessions = rs
+	} else if o.PostgresURL != "" {
+		ps, err := sqlstore.OpenPostgres(ctx, o.PostgresURL)
+		if err != nil {
+			return err
+		}
+		defer ps.Close()
+		sessions = ps
+	} else {
+		ls, err := sqlstore.OpenSQLite(ctx, filepath.Join(o.DataDir, "sessions.db"))
+		if err != nil {
+			return err
+		}
+		defer ls.Close()
+		sessions = ls
+	}
+
+	clear, err := Bootstrap(ctx, metaStore, o.AdminKey)
+	if err != nil {
+		return err
+	}
+	if clear != "" && o.AdminKey == "" {
+		path := filepath.Join(o.DataDir, "admin.key")
+		if err := os.WriteFile(path, []byte(clear+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		log.Info("created tenant \"default\" and its admin key; it is shown once here and kept in "+path, "admin_key", clear)
+	}
+
+	model := o.DefaultModel
+	if model == "" {
+		var ok bool
+		model, ok = DetectDefaultModel(o.Getenv)
+		if !ok {
+			log.Info("no model provider configured: agents default to the offline demo model scripted/demo; set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server), ANTHROPIC_API_KEY, DEEPSEEK_API_KEY or OLLAMA_HOST to use a real model")
+		}
+	}
+	if _, err := provider.Open(model); err != nil {
+		return fmt.Errorf("default model %s: %w", model, err)
+	}
+
+	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log,
+		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv}
+	if rdb != nil {
+		cfg.Redis = rdb
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	store := "embedded (SQLite under " + o.DataDir + ")"
+	if o.PostgresURL != "" {
+		store = "PostgreSQL"
+	}
+	if rdb != nil {
+		store += " + Redis sessions"
+	}
+	log.Info("weft serve listening", "addr", ln.Addr().String(), "stores", store, "default_model", model)
+	if o.Ready != nil {
+		o.Ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: ending open streams and saving partial answers")
+	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	defer cancel()
+	ended := make(chan struct{})
+	go func() { srv.Shutdown(sctx); close(ended) }()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	<-ended
+	return nil
+}

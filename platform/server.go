@@ -1,0 +1,365 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/provider"
+)
+
+// Config is what a Server is built from. Meta and Sessions are required;
+// everything else has a default.
+type Config struct {
+	// Meta holds tenants, keys, agents and sessions' registrations.
+	Meta meta.Store
+	// Sessions holds the conversations' messages.
+	Sessions memory.Store
+	// Redis, when set, carries rate limits and cache invalidation between
+	// replicas.
+	Redis redis.UniversalClient
+	// DefaultModel is the "provider/model" of agents that name none.
+	DefaultModel string
+	// OpenModel opens a model by spec; nil means provider.Open.
+	OpenModel func(spec string) (*llm.Model, error)
+	// Logger receives the server's structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// RateLimit is the sustained requests per second allowed per API key
+	// (default 20), with bursts of RateBurst (default 40). Negative disables.
+	RateLimit float64
+	RateBurst int
+	// CacheTTL bounds how long an agent or key is served from the cache
+	// without a look at the store (default 30 s). Updates made through any
+	// replica invalidate at once when Redis is configured.
+	CacheTTL time.Duration
+	// Getenv reads environment variables (remote agents' keys); nil means os.Getenv.
+	Getenv func(string) string
+	// FrameDeadline bounds the write of one SSE frame (default 10 s): a
+	// client that stops reading cannot hold a turn longer.
+	FrameDeadline time.Duration
+	// PingInterval is the SSE keep-alive period (default 10 s).
+	PingInterval time.Duration
+	// LockWait bounds how long a turn waits for its session (default 30 s).
+	LockWait time.Duration
+}
+
+// Server is the agent platform's HTTP API (see API.md). It is an
+// http.Handler; the weft serve command runs it.
+type Server struct {
+	cfg      Config
+	meta     meta.Store
+	sessions memory.Store
+	log      *slog.Logger
+	mux      *http.ServeMux
+	limiter  Limiter
+	metrics  *metrics
+	bus      *bus
+
+	keys   *cache[meta.APIKey]
+	agents *cache[meta.Agent]
+
+	modelsMu sync.Mutex
+	models   map[string]*llm.Model
+
+	turns   *turnRegistry
+	engines engines
+
+	knowledge     knowledgeService
+	toolSources   []toolSource
+	refValidators []func(context.Context, *meta.Agent) *apiError
+}
+
+// New returns a Server over cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Meta == nil || cfg.Sessions == nil {
+		return nil, errors.New("platform: Config.Meta and Config.Sessions are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.OpenModel == nil {
+		cfg.OpenModel = func(spec string) (*llm.Model, error) { return provider.Open(spec) }
+	}
+	if cfg.DefaultModel == "" {
+		cfg.DefaultModel = "scripted/demo"
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = 30 * time.Second
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = 20
+	}
+	if cfg.RateBurst == 0 {
+		cfg.RateBurst = int(2 * cfg.RateLimit)
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	s := &Server{
+		cfg:      cfg,
+		meta:     cfg.Meta,
+		sessions: cfg.Sessions,
+		log:      cfg.Logger,
+		mux:      http.NewServeMux(),
+		metrics:  newMetrics(),
+		models:   map[string]*llm.Model{},
+		turns:    newTurnRegistry(),
+	}
+	s.bus = newBus(cfg.Redis, cfg.Logger)
+	s.keys = newCache(cfg.CacheTTL, func(ctx context.Context, _, id string) (meta.APIKey, error) {
+		return s.meta.KeyByID(ctx, id)
+	})
+	s.agents = newCache(cfg.CacheTTL, func(ctx context.Context, tenant, id string) (meta.Agent, error) {
+		return s.meta.Agent(ctx, tenant, id)
+	})
+	s.bus.subscribe("key", s.keys.invalidate)
+	s.bus.subscribe("agent", s.agents.invalidate)
+	s.bus.subscribe("cancel", func(tenant, key string) { s.turns.cancel(tenant+"\x00"+key, errCancelledByClient) })
+	switch {
+	case cfg.RateLimit < 0:
+	case cfg.Redis != nil:
+		s.limiter = &redisBucket{rdb: cfg.Redis, rate: cfg.RateLimit, burst: cfg.RateBurst}
+	default:
+		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
+	}
+	s.routes()
+	return s, nil
+}
+
+// Close stops the server's background work (the invalidation subscriber).
+func (s *Server) Close() error {
+	s.bus.close()
+	return nil
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+
+	s.handle("POST /v1/api-keys", s.createKey)
+	s.handle("GET /v1/api-keys", s.listKeys)
+	s.handle("DELETE /v1/api-keys/{id}", s.deleteKey)
+
+	s.handle("POST /v1/agents", s.createAgent)
+	s.handle("GET /v1/agents", s.listAgents)
+	s.handle("GET /v1/agents/{id}", s.getAgent)
+	s.handle("PUT /v1/agents/{id}", s.updateAgent)
+	s.handle("DELETE /v1/agents/{id}", s.deleteAgent)
+
+	s.handle("GET /v1/sessions", s.listSessions)
+	s.handle("GET /v1/sessions/{id}", s.getSession)
+	s.handle("GET /v1/sessions/{id}/messages", s.sessionMessages)
+	s.handle("DELETE /v1/sessions/{id}", s.deleteSession)
+
+	s.extraRoutes()
+
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// handle registers an authenticated /v1 route.
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.mux.Handle(pattern, s.instrument(pattern, s.requireAuth(h)))
+}
+
+// ServeHTTP implements http.Handler: request ids, panic recovery, logs.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rid := r.Header.Get("X-Request-Id")
+	if rid == "" || len(rid) > 128 {
+		rid = meta.NewID("req")
+	}
+	w.Header().Set("X-Request-Id", rid)
+	ctx := context.WithValue(r.Context(), requestIDKey{}, rid)
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(ctx, "panic serving request", "request_id", rid, "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", rid))
+		}
+	}()
+	s.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type requestIDKey struct{}
+
+// requestID returns the id of the request ctx belongs to.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// statusWriter records the status a handler answered with. It passes
+// Flush through so streaming works, and Unwrap so http.ResponseController
+// reaches the connection (write deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// instrument counts and times a route, and logs each request once.
+func (s *Server) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		d := time.Since(start)
+		code := sw.status
+		if code == 0 {
+			code = http.StatusOK
+		}
+		s.metrics.observeRequest(route, code, d)
+		level := slog.LevelDebug
+		if code >= 500 {
+			level = slog.LevelError
+		}
+		s.log.Log(r.Context(), level, "request", "request_id", requestID(r.Context()), "route", route, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz reports whether the stores answer.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	ok := true
+	if err := s.meta.Ping(ctx); err != nil {
+		checks["meta"], ok = err.Error(), false
+	} else {
+		checks["meta"] = "ok"
+	}
+	if p, isPinger := s.sessions.(interface{ Ping(context.Context) error }); isPinger {
+		if err := p.Ping(ctx); err != nil {
+			checks["sessions"], ok = err.Error(), false
+		} else {
+			checks["sessions"] = "ok"
+		}
+	}
+	if s.cfg.Redis != nil {
+		if err := s.cfg.Redis.Ping(ctx).Err(); err != nil {
+			checks["redis"], ok = err.Error(), false
+		} else {
+			checks["redis"] = "ok"
+		}
+	}
+	status := http.StatusOK
+	if !ok {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
+}
+
+// model returns the model for spec (the server default when empty), opened
+// once and shared.
+func (s *Server) model(spec string) (*llm.Model, error) {
+	if spec == "" {
+		spec = s.cfg.DefaultModel
+	}
+	s.modelsMu.Lock()
+	defer s.modelsMu.Unlock()
+	if m, ok := s.models[spec]; ok {
+		return m, nil
+	}
+	m, err := s.cfg.OpenModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.models[spec] = m
+	return m, nil
+}
+
+// Bootstrap prepares a store for its first use. When adminKey (from
+// WEFT_ADMIN_KEY) is set, it makes sure that key exists as an admin key of
+// tenant "default" — any string of 16 characters or more works, so replicas
+// and restarts can share one configured key. Otherwise, when the store has no
+// key at all, it creates tenant "default" and a generated admin key. It
+// returns the clear key it created, or "" when it created none.
+func Bootstrap(ctx context.Context, store meta.Store, adminKey string) (string, error) {
+	if adminKey != "" && len(adminKey) < 16 {
+		return "", errors.New("platform: WEFT_ADMIN_KEY is too short: use 16 characters or more (or leave it unset to have one generated)")
+	}
+	var id string
+	var hash []byte
+	clear := adminKey
+	switch {
+	case adminKey != "":
+		id, hash = envAdminKeyID, hashOf(adminKey)
+		if kid, secret, ok := parseKey(adminKey); ok {
+			id, hash = kid, hashOf(secret)
+		}
+		if _, err := store.KeyByID(ctx, id); err == nil {
+			return "", nil
+		} else if !errors.Is(err, meta.ErrNotFound) {
+			return "", err
+		}
+	default:
+		n, err := store.CountKeys(ctx)
+		if err != nil || n > 0 {
+			return "", err
+		}
+		clear, id, hash = newKey()
+	}
+	t, err := store.EnsureTenant(ctx, "default")
+	if err != nil {
+		return "", err
+	}
+	k := meta.APIKey{ID: id, TenantID: t.ID, Name: "admin", Admin: true, Hash: hash, CreatedAt: time.Now().UTC()}
+	if err := store.CreateKey(ctx, k); err != nil && !errors.Is(err, meta.ErrConflict) {
+		return "", err
+	}
+	return clear, nil
+}
+
+// GenerateKey returns a new key in Weft's format, for WEFT_ADMIN_KEY.
+func GenerateKey() string {
+	clear, _, _ := newKey()
+	return clear
+}
+
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return reg
+}

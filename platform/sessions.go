@@ -1,0 +1,166 @@
+package platform
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+)
+
+type sessionView struct {
+	ID           string    `json:"id"`
+	AgentID      string    `json:"agent_id"`
+	ParentID     string    `json:"parent_id,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	MessageCount int       `json:"message_count"`
+}
+
+func sessionKey(ss meta.Session) memory.Key {
+	return memory.Key{Tenant: ss.TenantID, Agent: ss.AgentID, Session: ss.ID}
+}
+
+// listSessions: GET /v1/sessions?agent_id=.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	list, err := s.meta.ListSessions(r.Context(), p.Tenant, r.URL.Query().Get("agent_id"))
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	counts := s.messageCounts(r, p.Tenant, r.URL.Query().Get("agent_id"))
+	out := make([]sessionView, len(list))
+	for i, ss := range list {
+		out[i] = sessionView{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// messageCounts asks the session store for message counts when it can list.
+func (s *Server) messageCounts(r *http.Request, tenant, agent string) map[string]int {
+	counts := map[string]int{}
+	l, ok := s.sessions.(memory.Lister)
+	if !ok {
+		return counts
+	}
+	infos, err := l.List(r.Context(), tenant, agent)
+	if err != nil {
+		s.log.WarnContext(r.Context(), "session store cannot list", "err", err)
+		return counts
+	}
+	for _, in := range infos {
+		counts[in.Key.Session] = in.MessageCount
+	}
+	return counts
+}
+
+// session returns the caller's session id.
+func (s *Server) session(r *http.Request, id string) (meta.Session, *apiError) {
+	ss, err := s.meta.Session(r.Context(), principalFrom(r.Context()).Tenant, id)
+	if err != nil {
+		return ss, notFoundOr(err, "session", id)
+	}
+	return ss, nil
+}
+
+// getSession: GET /v1/sessions/{id}.
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	ss, e := s.session(r, r.PathValue("id"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	recs, err := s.sessions.Load(r.Context(), sessionKey(ss), memory.Window{})
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionView{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
+}
+
+// messageView is a stored message as the API shows it.
+type messageView struct {
+	ID         string         `json:"id"`
+	Role       llm.Role       `json:"role"`
+	Content    string         `json:"content"`
+	CreatedAt  time.Time      `json:"created_at"`
+	ToolCalls  []toolCallView `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	Partial    bool           `json:"partial,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
+}
+
+type toolCallView struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// argumentsJSON returns a model's tool arguments as JSON: as they are when
+// valid, else as a JSON string holding the raw text.
+func argumentsJSON(args string) json.RawMessage {
+	if args == "" {
+		return json.RawMessage(`{}`)
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+func viewMessage(rec memory.Record) messageView {
+	v := messageView{ID: rec.ID, Role: rec.Message.Role, Content: rec.Message.Text(), CreatedAt: rec.CreatedAt,
+		ToolCallID: rec.Message.ToolCallID, Partial: rec.Partial, IsError: rec.Message.IsError}
+	if rec.Message.Role == llm.RoleTool {
+		v.Name = rec.Message.Name
+	}
+	for _, tc := range rec.Message.ToolCalls {
+		v.ToolCalls = append(v.ToolCalls, toolCallView{ID: tc.ID, Name: tc.Name, Arguments: argumentsJSON(tc.Arguments)})
+	}
+	return v
+}
+
+// sessionMessages: GET /v1/sessions/{id}/messages, in order.
+func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
+	ss, e := s.session(r, r.PathValue("id"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	recs, err := s.sessions.Load(r.Context(), sessionKey(ss), memory.Window{})
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	out := make([]messageView, 0, len(recs))
+	for _, rec := range recs {
+		if rec.Message.Role == llm.RoleSystem {
+			continue
+		}
+		out = append(out, viewMessage(rec))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// deleteSession: DELETE /v1/sessions/{id} removes the session and its messages.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	ss, e := s.session(r, r.PathValue("id"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if err := s.sessions.Delete(r.Context(), sessionKey(ss)); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if err := s.meta.DeleteSession(r.Context(), ss.TenantID, ss.ID); err != nil {
+		writeError(w, notFoundOr(err, "session", ss.ID))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
