@@ -69,7 +69,7 @@ func ExampleNewAugmentor() {
 	}
 	// Output:
 	// vector + keyword (reciprocal rank fusion, k=60)
-	// According to the provided context: "The X200 battery lasts two days."
+	// According to the provided context [1]: "The X200 battery lasts two days."
 	// [1] x200.md › X200 > Battery
 	// [2] x200.md › X200
 }

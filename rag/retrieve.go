@@ -39,15 +39,14 @@ type RetrieveOptions struct {
 	// MinScore drops hits whose score, in the retriever's own scale (cosine
 	// similarity for vectors, BM25 or ts_rank_cd for keywords), is below it.
 	// It is applied by each retriever to its own hits, before any fusion.
-	// Zero keeps every hit (cosine similarities can be negative; so a
-	// negative MinScore is honoured as given).
+	// The default, 0, drops only vector hits pointing away from the query
+	// (negative cosine similarity); keyword scores are never negative. Use
+	// -1 to keep every vector hit.
 	MinScore float64
 	// Filter keeps only chunks whose metadata holds every pair.
 	Filter map[string]string
 	// Collection is copied into every Source's Collection.
 	Collection string
-
-	minScoreSet bool
 }
 
 // RetrieveOption configures a retriever.
@@ -74,9 +73,7 @@ func (o RetrieveOptions) K(k int) int {
 }
 
 // Keep reports whether a hit with the given score passes MinScore.
-func (o RetrieveOptions) Keep(score float64) bool {
-	return !o.minScoreSet || score >= o.MinScore
-}
+func (o RetrieveOptions) Keep(score float64) bool { return score >= o.MinScore }
 
 // TopK sets how many sources Retrieve returns when called with k ≤ 0.
 func TopK(k int) RetrieveOption { return func(o *RetrieveOptions) { o.TopK = k } }
@@ -84,7 +81,7 @@ func TopK(k int) RetrieveOption { return func(o *RetrieveOptions) { o.TopK = k }
 // MinScore drops hits scoring below s in the retriever's own scale (see
 // [RetrieveOptions].MinScore).
 func MinScore(s float64) RetrieveOption {
-	return func(o *RetrieveOptions) { o.MinScore, o.minScoreSet = s, true }
+	return func(o *RetrieveOptions) { o.MinScore = s }
 }
 
 // MatchMetadata keeps only chunks whose metadata holds every key=value pair

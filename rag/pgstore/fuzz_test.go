@@ -33,8 +33,9 @@ func FuzzTSQuery(f *testing.F) {
 			return
 		}
 		for _, term := range strings.Split(q, " | ") {
-			inner, ok := strings.CutPrefix(term, "'")
-			if inner, ok = strings.CutSuffix(inner, "'"); !ok || inner == "" || strings.ContainsAny(inner, `'\ |&!():*<>`) {
+			inner, opened := strings.CutPrefix(term, "'")
+			inner, closed := strings.CutSuffix(inner, "'")
+			if !opened || !closed || inner == "" || strings.ContainsAny(inner, `'\ |&!():*<>`) {
 				t.Fatalf("TSQuery(%q) = %q: term %q is not a plain quoted literal", query, q, term)
 			}
 		}
