@@ -77,8 +77,6 @@ type turnInput struct {
 	user    string
 	// answerID is the id the assistant message will have (announced first).
 	answerID string
-	// depth is the delegation depth: 0 for the agent the client talks to.
-	depth int
 	sink  sink
 }
 
@@ -560,4 +558,3 @@ func (tr *turnRegistry) active() int {
 	defer tr.mu.Unlock()
 	return len(tr.all)
 }
-

@@ -2,8 +2,8 @@ package platform
 
 import (
 	"context"
-	"iter"
 	"io"
+	"iter"
 	"net/http"
 	"strings"
 	"sync"

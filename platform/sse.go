@@ -19,10 +19,9 @@ type sseWriter struct {
 	rc       *http.ResponseController
 	deadline time.Duration
 
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	err    error
-	closed bool
+	mu  sync.Mutex
+	buf bytes.Buffer
+	err error
 }
 
 var errClientGone = errors.New("client stopped reading")
