@@ -1,0 +1,467 @@
+// Package httptool turns an HTTP endpoint into a [tool.Tool]: the model's
+// arguments fill the URL's path template and go into the query string (GET,
+// DELETE, HEAD) or a JSON body (other methods), and the response body is the
+// result.
+//
+// # Safety
+//
+// A tool's URL is configured by users of the platform and partly filled by a
+// model, so every request passes an SSRF guard: loopback, private (RFC 1918,
+// fc00::/7), link-local, carrier-grade NAT, unspecified, multicast, reserved
+// and cloud-metadata destinations (169.254.169.254, fd00:ec2::254,
+// metadata.google.internal) are refused. The check applies to the address
+// actually dialled, after DNS resolution (the tool resolves names itself and
+// connects to the checked address, so DNS rebinding cannot slip past it),
+// and again on every redirect (at most 5). Environment proxies are not used.
+// Destinations listed in WEFT_HTTP_TOOLS_ALLOW ([AllowEnv]; host names, IP
+// addresses or CIDR prefixes, comma-separated) or passed with [WithAllow]
+// are allowed. Placeholders may not appear in the URL's scheme or host.
+//
+// Header values may name secrets held in the environment as ${NAME}; they
+// are resolved on every call (see [WithGetenv]), so the configuration never
+// holds the secret itself. A missing variable fails the call with an error
+// naming it.
+//
+// # Results
+//
+// The response body, up to [Config.MaxResponseBytes] (default 64 KiB), is
+// the result. A longer body is cut (at a UTF-8 boundary) and followed by the
+// line "[response truncated: it exceeded N bytes]". A status outside 2xx is
+// an error result giving the status and the start of the body; so are
+// timeouts ([Config.Timeout], default 15 s) and refused destinations.
+package httptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/tool/internal/toolargs"
+)
+
+// Defaults of a Config's zero fields.
+const (
+	DefaultTimeout          = 15 * time.Second
+	DefaultMaxResponseBytes = 64 << 10
+	// MaxRedirects is the number of redirects followed.
+	MaxRedirects = 5
+)
+
+// errSnippetBytes is how much of a failed response's body the error shows.
+const errSnippetBytes = 512
+
+// Config describes an HTTP tool.
+type Config struct {
+	// Name is the tool's name (^[a-zA-Z0-9_-]{1,64}$).
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Method is the HTTP method; empty means GET.
+	Method string
+	// URL is an http or https URL whose path and query may hold
+	// placeholders {param}, filled from the arguments of the same name
+	// (escaped for their position).
+	URL string
+	// Headers are sent with every request. Values may reference
+	// environment variables as ${NAME}, resolved on each call.
+	Headers map[string]string
+	// Parameters is the JSON Schema object of the arguments; empty means
+	// none.
+	Parameters json.RawMessage
+	// Timeout bounds a whole call, redirects and body included; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes caps the result; zero means DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	allow    *AllowList
+	getenv   func(string) (string, bool)
+	resolver Resolver
+	err      error
+}
+
+// WithAllow allows the listed hosts, IP addresses and CIDR prefixes in place
+// of the list read from [AllowEnv]. Entries that do not parse make New fail.
+func WithAllow(entries ...string) Option {
+	return func(o *options) {
+		a, err := ParseAllowList(strings.Join(entries, ","))
+		o.allow, o.err = &a, err
+	}
+}
+
+// WithGetenv sets how ${NAME} references in headers are resolved; the
+// default is os.LookupEnv.
+func WithGetenv(lookup func(name string) (string, bool)) Option {
+	return func(o *options) { o.getenv = lookup }
+}
+
+// WithResolver sets the DNS resolver of the SSRF guard; the default is
+// net.DefaultResolver.
+func WithResolver(r Resolver) Option {
+	return func(o *options) { o.resolver = r }
+}
+
+// Tool is an HTTP tool. It is safe for concurrent use.
+type Tool struct {
+	cfg     Config
+	spec    llm.ToolSpec
+	schema  toolargs.Schema
+	method  string
+	tmpl    *template
+	getenv  func(string) (string, bool)
+	client  *http.Client
+	maxBody int64
+	timeout time.Duration
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+var (
+	envRef     = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// New checks cfg and returns the tool. It fails on an invalid name, method,
+// URL, header or parameter schema, and on an unparsable allow list.
+func New(cfg Config, opts ...Option) (*Tool, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	if !tool.ValidName(cfg.Name) {
+		return nil, fmt.Errorf("httptool: tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", cfg.Name)
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("httptool: tool %s: "+format, append([]any{cfg.Name}, a...)...)
+	}
+	method := strings.ToUpper(cfg.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !slices.Contains([]string{"GET", "HEAD", "DELETE", "POST", "PUT", "PATCH"}, method) {
+		return nil, fail("method %q: want GET, HEAD, DELETE, POST, PUT or PATCH", cfg.Method)
+	}
+	tmpl, err := parseTemplate(cfg.URL)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	for k, v := range cfg.Headers {
+		if !headerName.MatchString(k) {
+			return nil, fail("header name %q is not valid", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fail("header %s: value holds a line break", k)
+		}
+	}
+	schema, err := toolargs.ParseSchema(cfg.Parameters)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	params := cfg.Parameters
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = toolargs.DefaultParameters
+	}
+	allow := o.allow
+	if allow == nil {
+		a, err := envAllow()
+		if err != nil {
+			return nil, fail("%w", err)
+		}
+		allow = &a
+	}
+	if o.resolver == nil {
+		o.resolver = net.DefaultResolver
+	}
+	if o.getenv == nil {
+		o.getenv = os.LookupEnv
+	}
+	t := &Tool{
+		cfg:     cfg,
+		spec:    llm.ToolSpec{Name: cfg.Name, Description: cfg.Description, Parameters: params},
+		schema:  schema,
+		method:  method,
+		tmpl:    tmpl,
+		getenv:  o.getenv,
+		maxBody: cfg.MaxResponseBytes,
+		timeout: cfg.Timeout,
+	}
+	if t.maxBody <= 0 {
+		t.maxBody = DefaultMaxResponseBytes
+	}
+	if t.timeout <= 0 {
+		t.timeout = DefaultTimeout
+	}
+	g := &guard{allow: *allow, resolver: o.resolver, dialer: net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}}
+	t.client = &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil, // a proxy would dial on our behalf, past the guard
+			DialContext:           g.dial,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       30 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: t.timeout,
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("redirect to %s: only http and https are followed", req.URL.Scheme)
+			}
+			// The new address is checked again when it is dialled; the
+			// host names refused outright are caught here.
+			return g.checkHost(req.URL.Hostname())
+		},
+	}
+	return t, nil
+}
+
+// Config returns the tool's configuration as given, header references
+// unresolved.
+func (t *Tool) Config() Config { return t.cfg }
+
+// Spec describes the tool.
+func (t *Tool) Spec() llm.ToolSpec { return t.spec }
+
+// Call sends the request and returns the response body. Failures — bad
+// arguments, a missing header variable, a refused destination, a timeout, a
+// status outside 2xx — are returned as errors for the model to see.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	obj, err := toolargs.Object(t.cfg.Name, t.schema, args)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	u, rest, err := t.tmpl.fill(obj)
+	if err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return tool.Result{}, &tool.ArgumentError{Tool: t.cfg.Name, Field: fe.field, Err: fe.err}
+		}
+		return tool.Result{}, fmt.Errorf("tool %s: %w", t.cfg.Name, err)
+	}
+	var body io.Reader
+	switch t.method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete:
+		if u, err = addQuery(u, rest); err != nil {
+			var fe *fieldError
+			errors.As(err, &fe)
+			return tool.Result{}, &tool.ArgumentError{Tool: t.cfg.Name, Field: fe.field, Err: fe.err}
+		}
+	default:
+		b, err := json.Marshal(rest)
+		if err != nil {
+			return tool.Result{}, &tool.ArgumentError{Tool: t.cfg.Name, Err: err}
+		}
+		body = bytes.NewReader(b)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, t.method, u, body)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("tool %s: %w", t.cfg.Name, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json, text/*;q=0.9, */*;q=0.5")
+	req.Header.Set("User-Agent", "weft-httptool")
+	for k, v := range t.cfg.Headers {
+		val, err := t.expand(v)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("tool %s: header %s: %w", t.cfg.Name, k, err)
+		}
+		if k == "Host" || strings.EqualFold(k, "host") {
+			req.Host = val
+			continue
+		}
+		req.Header.Set(k, val)
+	}
+
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return tool.Result{}, t.callError(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBody+1))
+	if err != nil {
+		return tool.Result{}, t.callError(ctx, fmt.Errorf("read response: %w", err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return tool.Result{}, &StatusError{Tool: t.cfg.Name, StatusCode: resp.StatusCode, Status: resp.Status, Body: snippet(data, errSnippetBytes)}
+	}
+	if len(data) == 0 {
+		return tool.Result{Content: "(empty response, HTTP " + resp.Status + ")"}, nil
+	}
+	truncated := int64(len(data)) > t.maxBody
+	if truncated {
+		data = cutUTF8(data, int(t.maxBody))
+	}
+	content := strings.ToValidUTF8(string(data), "\uFFFD")
+	if truncated {
+		content += fmt.Sprintf("\n[response truncated: it exceeded %d bytes]", t.maxBody)
+	}
+	return tool.Result{Content: content}, nil
+}
+
+func (t *Tool) callError(ctx context.Context, err error) error {
+	var be *BlockedError
+	if errors.As(err, &be) {
+		return fmt.Errorf("tool %s: %w", t.cfg.Name, be)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("tool %s: no complete response within %v: %w", t.cfg.Name, t.timeout, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("tool %s: %w", t.cfg.Name, err)
+}
+
+// expand resolves ${NAME} references.
+func (t *Tool) expand(v string) (string, error) {
+	var missing string
+	out := envRef.ReplaceAllStringFunc(v, func(m string) string {
+		name := m[2 : len(m)-1]
+		val, ok := t.getenv(name)
+		if !ok && missing == "" {
+			missing = name
+		}
+		return val
+	})
+	if missing != "" {
+		return "", fmt.Errorf("environment variable %s is not set; set it on the server running the tool", missing)
+	}
+	if strings.ContainsAny(out, "\r\n\x00") {
+		return "", errors.New("resolved value holds a line break")
+	}
+	return out, nil
+}
+
+// StatusError is a response whose status is not 2xx.
+type StatusError struct {
+	Tool       string
+	StatusCode int
+	Status     string
+	// Body is the start of the response body.
+	Body string
+}
+
+// Error gives the status and the start of the body.
+func (e *StatusError) Error() string {
+	s := "tool " + e.Tool + ": HTTP " + e.Status
+	if e.Body != "" {
+		s += ": " + e.Body
+	}
+	return s
+}
+
+func snippet(b []byte, n int) string {
+	cut := len(b) > n
+	if cut {
+		b = cutUTF8(b, n)
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// cutUTF8 returns at most n bytes of b, not splitting a UTF-8 sequence.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	b = b[:n]
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		r, size := utf8.DecodeLastRune(b)
+		if r != utf8.RuneError || size > 1 {
+			break
+		}
+		// An incomplete sequence at the end: drop its bytes only if they
+		// start a multi-byte rune.
+		if b[len(b)-1] < utf8.RuneSelf {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// addQuery adds the arguments to u's query string. Arrays of scalars give
+// repeated keys; objects are sent as JSON text.
+func addQuery(u string, args map[string]json.RawMessage) (string, error) {
+	if len(args) == 0 {
+		return u, nil
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var q strings.Builder
+	add := func(k, v string) {
+		if q.Len() > 0 {
+			q.WriteByte('&')
+		}
+		q.WriteString(url.QueryEscape(k))
+		q.WriteByte('=')
+		q.WriteString(url.QueryEscape(v))
+	}
+	for _, k := range keys {
+		v := bytes.TrimSpace(args[k])
+		switch {
+		case string(v) == "null":
+			continue
+		case len(v) > 0 && v[0] == '[':
+			var items []json.RawMessage
+			if err := json.Unmarshal(v, &items); err != nil {
+				return "", &fieldError{k, err}
+			}
+			for _, it := range items {
+				s, err := toolargs.Scalar(it)
+				if err != nil {
+					return "", &fieldError{k, fmt.Errorf("array items: %w", err)}
+				}
+				add(k, s)
+			}
+		case len(v) > 0 && v[0] == '{':
+			add(k, string(v))
+		default:
+			s, err := toolargs.Scalar(v)
+			if err != nil {
+				return "", &fieldError{k, err}
+			}
+			add(k, s)
+		}
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+		if strings.HasSuffix(u, "?") || strings.HasSuffix(u, "&") {
+			sep = ""
+		}
+	}
+	return u + sep + q.String(), nil
+}
