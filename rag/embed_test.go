@@ -178,8 +178,8 @@ func TestCachedEmbedder(t *testing.T) {
 	if cache.Len() != 5 {
 		t.Errorf("cache holds %d vectors, want 5", cache.Len())
 	}
-	if CacheKey("m", "t") == CacheKey("m2", "t") || CacheKey("m", "t") != CacheKey("m", "t") {
-		t.Error("CacheKey is not a function of model and text")
+	if CacheKey("m", "t") == CacheKey("m2", "t") || CacheKey("m", "t") == CacheKey("m", "t2") || CacheKey("ab", "c") == CacheKey("a", "bc") {
+		t.Error("CacheKey does not separate model and text")
 	}
 }
 

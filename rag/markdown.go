@@ -76,7 +76,7 @@ type mdLine struct {
 }
 
 func markdownLines(text string, start, end int) []mdLine {
-	var lines []mdLine
+	lines := make([]mdLine, 0, strings.Count(text[start:end], "\n")+1)
 	for i := start; i < end; {
 		j := strings.IndexByte(text[i:end], '\n')
 		if j < 0 {
@@ -232,22 +232,25 @@ func markdownSections(text string) []section {
 
 // isHeadingOnly reports whether a section holds nothing but headings.
 func isHeadingOnly(s string) bool {
-	lines := markdownLines(s, 0, len(s))
-	for i, l := range lines {
-		t := strings.TrimSpace(l.text)
-		if t == "" {
+	prev := "" // the previous non-blank line, for setext underlines
+	for rest := s; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "":
+			prev = ""
 			continue
+		case prev != "" && setextLevel(line) > 0:
+		default:
+			if _, _, ok := atxHeading(line); !ok {
+				next, _, _ := strings.Cut(rest, "\n")
+				if setextLevel(next) == 0 {
+					return false
+				}
+			}
 		}
-		if _, _, ok := atxHeading(l.text); ok {
-			continue
-		}
-		if setextLevel(l.text) > 0 && i > 0 {
-			continue
-		}
-		if i+1 < len(lines) && setextLevel(lines[i+1].text) > 0 {
-			continue
-		}
-		return false
+		prev = t
 	}
 	return true
 }

@@ -186,40 +186,56 @@ func (e *engine) merge(text string, ps []piece) []span {
 // overlapStart finds the earliest word boundary b in the chunk
 // text[start:end] (end being the last piece's end), after start, such that
 // text[b:end] holds at most budget tokens. Boundaries inside atomic pieces
-// are not candidates.
+// are not candidates. Only a window at the end of the chunk is scanned,
+// widened while the tail still fits.
 func (e *engine) overlapStart(text string, chunk []piece, start, budget int) (int, bool) {
 	end := chunk[len(chunk)-1].end
 	// Candidates must start after the chunk's first non-space byte, or the
 	// next chunk would begin where this one does.
 	start = end - len(strings.TrimLeftFunc(text[start:end], unicode.IsSpace))
-	var cands []int
-	for _, p := range chunk {
-		s := max(p.start, start)
-		if p.atomic {
-			if s == p.start && s > start {
+	for window := 16*budget + 16; ; window *= 2 {
+		from, whole := end-window, end-window <= start
+		if whole {
+			from = start
+		}
+		for from < end && !utf8.RuneStart(text[from]) {
+			from++
+		}
+		var cands []int
+		for _, p := range chunk {
+			if p.end <= from {
+				continue
+			}
+			s := max(p.start, from)
+			if p.atomic {
+				if s == p.start && s > start {
+					cands = append(cands, s)
+				}
+				continue
+			}
+			if s > start {
 				cands = append(cands, s)
 			}
-			continue
-		}
-		if s > start {
-			cands = append(cands, s)
-		}
-		for _, c := range wordCuts(text, s, p.end) {
-			if c > start {
-				cands = append(cands, c)
+			for _, c := range wordCuts(text, s, p.end) {
+				if c > start {
+					cands = append(cands, c)
+				}
 			}
 		}
-	}
-	// Counts fall as b moves right: find the first candidate that fits.
-	k := sort.Search(len(cands), func(k int) bool {
-		return e.counter.Count(strings.TrimSpace(text[cands[k]:end])) <= budget
-	})
-	for ; k < len(cands); k++ {
-		if strings.TrimSpace(text[cands[k]:end]) != "" {
-			return cands[k], true
+		// Counts fall as b moves right: find the first candidate that fits.
+		k := sort.Search(len(cands), func(k int) bool {
+			return e.counter.Count(strings.TrimSpace(text[cands[k]:end])) <= budget
+		})
+		if k == 0 && !whole {
+			continue // the whole window fits (or has no boundary): look further back
 		}
+		for ; k < len(cands); k++ {
+			if strings.TrimSpace(text[cands[k]:end]) != "" {
+				return cands[k], true
+			}
+		}
+		return 0, false
 	}
-	return 0, false
 }
 
 // trimSpan returns text[start:end] without surrounding white space.

@@ -264,7 +264,7 @@ func detect(name string, data []byte) (Format, error) {
 	if len(data) == 0 {
 		return "", rag.ErrEmptyDocument
 	}
-	sniffed := sniff(data)
+	sniffed, why := sniff(data)
 	ext := strings.ToLower(path.Ext(baseName(name)))
 	if f, ok := extensions[ext]; ok {
 		switch {
@@ -272,25 +272,20 @@ func detect(name string, data []byte) (Format, error) {
 			if sniffed != f {
 				return "", fmt.Errorf("%w: the content is not %s (it starts with %q)", ErrCorrupt, strings.ToUpper(string(f)), prefix(data))
 			}
-		case sniffed == PDF || sniffed == DOCX || sniffed == "binary":
-			return "", fmt.Errorf("%w: a %s file holds %s data", ErrBinary, ext, sniffedName(sniffed))
+		case sniffed == PDF || sniffed == DOCX:
+			return "", fmt.Errorf("%w: a %s file holds %s data", ErrBinary, ext, strings.ToUpper(string(sniffed)))
+		case why != nil:
+			return "", why
 		}
 		return f, nil
 	}
-	switch sniffed {
-	case "binary":
-		return "", fmt.Errorf("%w: content type %s (name the file with a supported extension if this is wrong)", ErrUnsupported, http.DetectContentType(data))
-	case "":
+	switch {
+	case why != nil:
+		return "", fmt.Errorf("%w: %v; name the file with a supported extension if this is wrong", ErrUnsupported, why)
+	case sniffed == "":
 		return Text, nil
 	}
 	return sniffed, nil
-}
-
-func sniffedName(s Format) string {
-	if s == "binary" {
-		return "binary"
-	}
-	return strings.ToUpper(string(s))
 }
 
 func prefix(data []byte) string {
@@ -301,32 +296,33 @@ func prefix(data []byte) string {
 }
 
 // sniff recognises a format from the content: PDF and DOCX by magic number,
-// HTML, JSON, and "binary" for content that is not text; "" means text.
-func sniff(data []byte) Format {
+// HTML and JSON; "" means plain text. A non-nil error says why the content
+// is not text (and wraps ErrBinary).
+func sniff(data []byte) (Format, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte("%PDF-")):
-		return PDF
+		return PDF, nil
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
 		if bytes.Contains(data, []byte("word/document.xml")) {
-			return DOCX
+			return DOCX, nil
 		}
-		return "binary"
+		return "", fmt.Errorf("%w: a zip archive that is not a Word document", ErrBinary)
 	}
 	if _, err := decodeText(data); err != nil {
-		return "binary"
+		return "", err
 	}
 	ct := http.DetectContentType(data)
 	switch {
 	case strings.HasPrefix(ct, "text/html"):
-		return HTML
+		return HTML, nil
 	case strings.HasPrefix(ct, "text/plain"):
 		t := bytes.TrimSpace(data)
 		if len(t) > 0 && (t[0] == '{' || t[0] == '[') && isJSON(t) {
-			return JSON
+			return JSON, nil
 		}
-		return ""
+		return "", nil
 	case strings.HasPrefix(ct, "text/"), ct == "application/json":
-		return ""
+		return "", nil
 	}
-	return "binary"
+	return "", fmt.Errorf("%w: content type %s", ErrBinary, ct)
 }
