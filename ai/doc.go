@@ -92,5 +92,6 @@
 // [Turn] values with a system prompt, a user message, and either a memory
 // or history the caller loaded; [Engine.Run] yields events and
 // [Engine.Do] returns the [Outcome], whose Messages are the turn's new
-// messages to persist.
+// messages to persist. A tool that delegates to another agent passes that
+// agent's events on with [Forward], so tokens stream through delegation.
 package ai

@@ -131,7 +131,16 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 		}
 	}
 	first := len(s.out.ToolExecutions)
-	s.out.ToolExecutions, err = s.e.exec.Run(ctx, calls, s.out.ToolExecutions)
+	tctx := ctx
+	var fw *forwarder
+	if s.emit != nil {
+		fw = &forwarder{emit: s.emit}
+		tctx = context.WithValue(ctx, forwardKey{}, fw)
+	}
+	s.out.ToolExecutions, err = s.e.exec.Run(tctx, calls, s.out.ToolExecutions)
+	if fw != nil && fw.close() {
+		return false, errStopped
+	}
 	execs := s.out.ToolExecutions[first:]
 	s.traceTools(ctx, execs)
 	for i := range execs {

@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/tool"
 )
 
 func TestStreamFuncThroughToolRounds(t *testing.T) {
@@ -197,5 +198,40 @@ func TestFailedTurnKeepsUserMessage(t *testing.T) {
 	recs, _ := chats.Chat("x").Records(context.Background())
 	if len(recs) != 1 || recs[0].Message.Text() != "hello" {
 		t.Errorf("memory after a failed turn: %d records", len(recs))
+	}
+}
+
+func TestForwardFromTool(t *testing.T) {
+	t.Parallel()
+	// A tool that delegates to another agent and forwards its text.
+	inner := scripted.New(scripted.Reply("inner words here"))
+	innerStream, _ := ai.StreamFunc[string](inner)
+	delegate := tool.Func("delegate", "asks another agent", func(ctx context.Context, in struct {
+		Q string `json:"q"`
+	}) (string, error) {
+		var all string
+		for s, err := range innerStream(ctx, in.Q) {
+			if err != nil {
+				return "", err
+			}
+			ai.Forward(ctx, ai.Event{Kind: ai.EventText, Text: s})
+			all += s
+		}
+		return all, nil
+	})
+	outer := scripted.New(steps(calls(call("1", "delegate", `{"q":"hi"}`)), text("done")))
+	stream, _ := ai.StreamFunc[string](outer, ai.Tools(delegate))
+	var got []string
+	for s, err := range stream(context.Background(), "go") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	if strings.Join(got, "") != "inner words heredone" {
+		t.Errorf("streamed %q", got)
+	}
+	if ai.Forward(context.Background(), ai.Event{Kind: ai.EventText}) {
+		t.Error("Forward outside a streamed turn reported delivery")
 	}
 }
