@@ -77,7 +77,13 @@ type turnInput struct {
 	user    string
 	// answerID is the id the assistant message will have (announced first).
 	answerID string
-	sink  sink
+	// depth is the delegation depth: 0 for the agent the client talks to;
+	// maxDepth is that agent's max_delegate_depth; chain lists the agents
+	// working on the request, outermost first.
+	depth    int
+	maxDepth int
+	chain    []string
+	sink     sink
 }
 
 // turnError is a failed turn: the API error, and whether any answer text
@@ -138,7 +144,8 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 		writeError(w, e)
 		return
 	}
-	in := turnInput{agent: agent, session: ss, query: req.Query, user: req.User, answerID: memory.NewID()}
+	in := turnInput{agent: agent, session: ss, query: req.Query, user: req.User, answerID: memory.NewID(),
+		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
 	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
 	defer done()
 	if !req.Stream {
@@ -271,6 +278,10 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 		}
 		defer release()
+	}
+
+	if agent.Remote != nil {
+		return s.runRemoteTurn(ctx, in, start)
 	}
 
 	eng, err := s.engineFor(ctx, agent, model, in)
@@ -416,6 +427,31 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 	ans.Usage = usageView{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
 	ans.LatencyMS = time.Since(start).Milliseconds()
 	return ans, nil
+}
+
+// runRemoteTurn serves a turn of an agent that lives on another Weft
+// server: the question and answer are kept in the local session too.
+func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*chatAnswer, *turnError) {
+	key := sessionKey(in.session)
+	counter := tokens.Estimator{}
+	userMsg := llm.UserMessage(in.query)
+	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+	}
+	answer, err := s.remoteTurn(ctx, in.agent, in.query)
+	if err != nil {
+		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
+	}
+	msg := llm.AssistantMessage(answer)
+	if _, err := s.sessions.Append(context.WithoutCancel(ctx), key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg)}); err != nil {
+		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
+	}
+	if in.sink != nil {
+		in.sink("message.delta", map[string]any{"type": "message.delta", "text": answer})
+	}
+	s.touch(context.WithoutCancel(ctx), in.session)
+	return &chatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: answer, RagFragments: []ragFragment{},
+		ToolCalls: []toolCallOutcome{}, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
 }
 
 // classifyTurnError maps a failed pipeline to the API's error.

@@ -128,7 +128,8 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Weft-Session", ss.ID)
-	in := turnInput{agent: agent, session: ss, query: query, user: req.User, answerID: memory.NewID()}
+	in := turnInput{agent: agent, session: ss, query: query, user: req.User, answerID: memory.NewID(),
+		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
 	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
 	defer done()
 	id := "chatcmpl-" + in.answerID

@@ -136,6 +136,7 @@ func New(cfg Config) (*Server, error) {
 	default:
 		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
 	}
+	s.toolSources = append(s.toolSources, s.delegateTools)
 	s.routes()
 	return s, nil
 }

@@ -1,0 +1,192 @@
+package platform
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tool"
+)
+
+// Delegation: each id in an agent's delegate_agent_ids becomes a tool
+// "delegate_agent_<id>" taking {"query": string}. Calling it runs a turn of
+// the delegate — its own system prompt, model, tools and knowledge — in a
+// session of its own tied to the parent session, and its answer is the tool
+// result. max_delegate_depth (of the agent the client talks to) bounds the
+// nesting, and an agent already working on the request (a cycle A → B → A)
+// is refused, so delegation can never run away.
+
+// delegatePrefix starts the name of every delegation tool.
+const delegatePrefix = "delegate_agent_"
+
+var delegateParams = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"The question or task for the other agent, self-contained: it does not see this conversation."}},"required":["query"]}`)
+
+// delegateTools is the tool source of delegation.
+func (s *Server) delegateTools(ctx context.Context, agent meta.Agent, in turnInput) ([]tool.Tool, error) {
+	if len(agent.DelegateAgentIDs) == 0 {
+		return nil, nil
+	}
+	out := make([]tool.Tool, 0, len(agent.DelegateAgentIDs))
+	for _, id := range agent.DelegateAgentIDs {
+		target, err := s.agents.getIn(ctx, agent.TenantID, id)
+		desc := "Delegate a task to another agent and get its answer."
+		if err == nil {
+			desc = fmt.Sprintf("Delegate a task to the agent %q and get its answer.", target.Name)
+			if sp := firstLine(target.SystemPrompt); sp != "" {
+				desc += " It is instructed: " + sp
+			}
+		} else if !errors.Is(err, meta.ErrNotFound) {
+			return nil, err
+		}
+		out = append(out, &delegateTool{s: s, parent: in, targetID: id, spec: llm.ToolSpec{
+			Name: delegateToolName(id), Description: desc, Parameters: delegateParams,
+		}})
+	}
+	return out, nil
+}
+
+// delegateToolName is the tool name for delegating to agent id, within the
+// providers' ^[a-zA-Z0-9_-]{1,64}$.
+func delegateToolName(id string) string {
+	var b strings.Builder
+	b.WriteString(delegatePrefix)
+	for _, r := range id {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(id))
+		name = name[:55] + "_" + fmt.Sprintf("%x", sum[:4])
+	}
+	return name
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+type delegateTool struct {
+	s        *Server
+	parent   turnInput
+	targetID string
+	spec     llm.ToolSpec
+}
+
+func (d *delegateTool) Spec() llm.ToolSpec { return d.spec }
+
+// Call runs the delegate's turn. Refusals (depth, cycle, disabled, missing
+// agent) are error results that tell the model to answer by itself.
+func (d *delegateTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	var a struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return tool.Result{}, &tool.ArgumentError{Tool: d.spec.Name, Err: err}
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return tool.Result{}, &tool.ArgumentError{Tool: d.spec.Name, Field: "query", Err: errors.New("required")}
+	}
+	p := d.parent
+	depth := p.depth + 1
+	if depth > p.maxDepth {
+		return tool.Result{}, fmt.Errorf("delegation refused: the delegation depth limit (%d) is reached; answer the user directly", p.maxDepth)
+	}
+	if slices.Contains(p.chain, d.targetID) {
+		return tool.Result{}, fmt.Errorf("delegation refused: agent %s is already working on this request (a delegation cycle); answer the user directly", d.targetID)
+	}
+	target, err := d.s.agents.getIn(ctx, p.agent.TenantID, d.targetID)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("delegation refused: agent %s does not exist; answer the user directly", d.targetID)
+	}
+	if !target.Enabled {
+		return tool.Result{}, fmt.Errorf("delegation refused: agent %q is disabled; answer the user directly", target.Name)
+	}
+	if p.sink != nil {
+		p.sink("delegate.start", map[string]any{"type": "delegate.start", "agent_id": target.ID, "depth": depth})
+	}
+	answer, err := d.run(ctx, target, a.Query, depth)
+	if p.sink != nil {
+		end := map[string]any{"type": "delegate.end", "agent_id": target.ID, "depth": depth, "ok": err == nil}
+		if err != nil {
+			end["error"] = err.Error()
+		}
+		p.sink("delegate.end", end)
+	}
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return tool.Result{Content: answer}, nil
+}
+
+// run runs the delegate's turn, here or on the remote server it points at.
+func (d *delegateTool) run(ctx context.Context, target meta.Agent, query string, depth int) (string, error) {
+	p := d.parent
+	if target.Remote != nil {
+		return d.s.remoteTurn(ctx, target, query)
+	}
+	ss, e := d.s.childSession(ctx, p, target)
+	if e != nil {
+		return "", errors.New(e.Message)
+	}
+	in := turnInput{
+		agent: target, session: ss, query: query, answerID: memory.NewID(),
+		depth: depth, maxDepth: p.maxDepth, chain: append(slices.Clip(p.chain), target.ID),
+	}
+	if p.sink != nil {
+		// The delegate's text streams as delegate.delta, so clients can
+		// show it without mixing it into the answer.
+		in.sink = func(event string, data map[string]any) error {
+			switch event {
+			case "message.delta":
+				return p.sink("delegate.delta", map[string]any{"type": "delegate.delta", "agent_id": target.ID, "depth": depth, "text": data["text"]})
+			case "delegate.start", "delegate.end", "delegate.delta":
+				return p.sink(event, data)
+			}
+			return nil
+		}
+	}
+	ans, terr := d.s.runTurn(ctx, in)
+	if terr != nil {
+		return "", fmt.Errorf("agent %q failed: %s", target.Name, terr.api.Message)
+	}
+	return ans.Answer, nil
+}
+
+// childSession returns the delegate's session under the parent session: one
+// per (parent session, delegate), so a delegate keeps its context across the
+// delegations of one conversation.
+func (s *Server) childSession(ctx context.Context, p turnInput, target meta.Agent) (meta.Session, *apiError) {
+	sum := sha256.Sum256([]byte(p.session.ID + "\x00" + target.ID))
+	id := "ses_d" + idEncodingLower(sum[:10])
+	ss, err := s.meta.Session(ctx, p.agent.TenantID, id)
+	if err == nil {
+		return ss, nil
+	}
+	if !errors.Is(err, meta.ErrNotFound) {
+		return ss, asAPIError(err)
+	}
+	now := time.Now().UTC()
+	ss = meta.Session{ID: id, TenantID: p.agent.TenantID, AgentID: target.ID, ParentID: p.session.ID, CreatedAt: now, UpdatedAt: now}
+	if err := s.meta.CreateSession(ctx, ss); err != nil && !errors.Is(err, meta.ErrConflict) {
+		return ss, asAPIError(err)
+	}
+	return ss, nil
+}
+
+func idEncodingLower(b []byte) string { return secretEncoding.EncodeToString(b) }

@@ -1,0 +1,31 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft/platform/client"
+	"github.com/weftlabs/weft/platform/meta"
+)
+
+// remoteTurn delegates to an agent on another Weft server: it calls that
+// server's chat API with the API key read from the environment variable the
+// agent record names (the key itself is never stored).
+func (s *Server) remoteTurn(ctx context.Context, target meta.Agent, query string) (string, error) {
+	r := target.Remote
+	key := ""
+	if r.APIKeyEnv != "" {
+		key = s.cfg.Getenv(r.APIKeyEnv)
+		if key == "" {
+			return "", fmt.Errorf("remote agent %q: environment variable %s is not set on this server", target.Name, r.APIKeyEnv)
+		}
+	}
+	c := client.New(r.URL, key, client.WithHTTPClient(&http.Client{Timeout: 5 * time.Minute}))
+	ans, err := c.Chat(ctx, r.AgentID, client.ChatRequest{Query: query})
+	if err != nil {
+		return "", fmt.Errorf("remote agent %q at %s: %w", target.Name, r.URL, err)
+	}
+	return ans.Answer, nil
+}
