@@ -603,7 +603,9 @@ func testTrim(t *testing.T, s memory.Store) {
 	var recs []memory.Record
 	for i := range 5 {
 		recs = append(recs, user(fmt.Sprint("m", i+1), 1))
+		recs[i].ID = fmt.Sprint("id-", i+1)
 	}
+	recs[1].Message = llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, Parts: []llm.Part{llm.TextPart("m2")}}
 	mustAppend(t, s, k, append([]memory.Record{{Message: llm.SystemMessage("sys"), Tokens: 1}}, recs...)...)
 	if err := tr.Trim(ctxFor(t), k, 3); err != nil {
 		t.Fatalf("Trim: %v", err)
@@ -642,6 +644,12 @@ func testTrim(t *testing.T, s memory.Store) {
 	}
 	if next := mustAppend(t, s, k, user("m7", 1)); next[0].Seq != 7 {
 		t.Fatalf("Append after trimming everything got Seq %d, want 7", next[0].Seq)
+	}
+	// The ids of trimmed records are forgotten: appending them again adds
+	// new records.
+	again := mustAppend(t, s, k, recs[0], recs[1])
+	if got := seqs(again); !reflect.DeepEqual(got, []int64{8, 9}) {
+		t.Fatalf("re-appending trimmed ids got seqs %v, want [8 9]", got)
 	}
 }
 

@@ -101,7 +101,15 @@ local len = redis.call('LLEN', KEYS[1])
 local n = math.min(tonumber(ARGV[1]) - (last - len + 1), len)
 if n <= 0 then return 0 end
 for _, e in ipairs(redis.call('LRANGE', KEYS[1], 0, n - 1)) do
-	redis.call('HDEL', KEYS[2], cjson.decode(string.match(e, '^-?%d+|%d+|(.*)$')).i)
+	local payload = string.match(e, '^-?%d+|%d+|(.*)$')
+	local id
+	if string.sub(payload, 1, 1) == '~' then
+		local head, len = string.match(payload, '^(~[^|]*|%-?%d+|[01]|(%d+):)')
+		id = string.sub(payload, #head + 1, #head + tonumber(len))
+	else
+		id = cjson.decode(payload).i
+	end
+	redis.call('HDEL', KEYS[2], id)
 end
 redis.call('LTRIM', KEYS[1], n, -1)
 redis.call('HINCRBY', KEYS[3], 'count', -n)

@@ -7,8 +7,7 @@
 // A conversation's keys share one hash tag, so that they sit in one Cluster
 // slot and one Lua script can touch them all atomically:
 //
-//	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<json>", oldest first; the
-//	                       JSON is {"i": id, "m": message, "t": Unix ns, "p": partial}
+//	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<payload>", oldest first
 //	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
@@ -23,6 +22,12 @@
 //
 //	<prefix>:idx:<len>:<tenant>             member "<len>:<agent><session>"
 //	<prefix>:idx:<len>:<tenant>:<len>:<agent>  member "<session>"
+//
+// The payload of a message with one text part and nothing else (most
+// messages) is "~<role>|<Unix ns>|<partial 0/1>|<len(id)>:<id><text>", which
+// decodes without scanning the text; any other message is JSON,
+// {"i": id, "m": message, "t": Unix ns, "p": partial}. Decoding is most of
+// Load's cost on the client.
 //
 // Load is one EVALSHA: the script reads the system record and walks the log
 // from its tail in growing LRANGE chunks, summing the token prefix of each
@@ -43,7 +48,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -171,35 +175,6 @@ func fail(op string, key memory.Key, err error) error {
 	return fmt.Errorf("redisstore: %s %s: %w", op, key, err)
 }
 
-// stored is a record as the log keeps it; Seq and Tokens live in the
-// entry's prefix. The short names and the integer time keep decoding cheap:
-// it is most of Load's cost on the client.
-type stored struct {
-	ID        string      `json:"i"`
-	Message   llm.Message `json:"m"`
-	CreatedAt int64       `json:"t"` // Unix ns
-	Partial   bool        `json:"p,omitempty"`
-}
-
-func newStored(r memory.Record) stored {
-	return stored{ID: r.ID, Message: r.Message, CreatedAt: r.CreatedAt.UnixNano(), Partial: r.Partial}
-}
-
-func decodeEntry(e string) (memory.Record, error) {
-	tok, rest, ok1 := strings.Cut(e, "|")
-	seq, js, ok2 := strings.Cut(rest, "|")
-	t, err1 := strconv.Atoi(tok)
-	n, err2 := strconv.ParseInt(seq, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil {
-		return memory.Record{}, fmt.Errorf("malformed entry %.40q", e)
-	}
-	var st stored
-	if err := json.Unmarshal([]byte(js), &st); err != nil {
-		return memory.Record{}, fmt.Errorf("decode entry seq %d: %w", n, err)
-	}
-	return memory.Record{Seq: n, ID: st.ID, Message: st.Message, Tokens: t, CreatedAt: time.Unix(0, st.CreatedAt).UTC(), Partial: st.Partial}, nil
-}
-
 // Append implements [memory.Store] in one round trip.
 func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Record) ([]memory.Record, error) {
 	if len(recs) == 0 {
@@ -219,7 +194,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		if r.CreatedAt.IsZero() {
 			r.CreatedAt = now
 		}
-		js, err := json.Marshal(newStored(r))
+		payload, err := encodePayload(r)
 		if err != nil {
 			return nil, fail("append", key, fmt.Errorf("encode record %d: %w", i, err))
 		}
@@ -228,11 +203,11 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 			sum := sha256.Sum256([]byte(r.Message.Text()))
 			kind, th = "s", hex.EncodeToString(sum[:])
 		}
-		args = append(args, kind, r.ID, r.Tokens, js, th)
+		args = append(args, kind, r.ID, r.Tokens, payload, th)
 		// The caller's record keeps its memory; the returned one is decoded
-		// from its own JSON.
-		var c stored
-		if err := json.Unmarshal(js, &c); err != nil {
+		// from the store's own copy.
+		c, err := decodePayload(payload)
+		if err != nil {
 			return nil, fail("append", key, err)
 		}
 		r.Message = c.Message
