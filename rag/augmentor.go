@@ -143,13 +143,14 @@ func (a *RetrievalAugmentor) retrieve(ctx context.Context, queries []string) []S
 	for i, query := range queries {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			if rc, ok := a.retriever.(Recaller); ok {
-				rec := rc.Recall(ctx, query, a.topK)
-				answers[i] = answer{rec.Sources, rec.Degraded}
-				return
-			}
 			var sources []Source
+			var degraded []*Degradation
 			err := protect(func() error {
+				if rc, ok := a.retriever.(Recaller); ok {
+					rec := rc.Recall(ctx, query, a.topK)
+					sources, degraded = rec.Sources, rec.Degraded
+					return nil
+				}
 				var err error
 				sources, err = a.retriever.Retrieve(ctx, query, a.topK)
 				return err
@@ -158,7 +159,7 @@ func (a *RetrievalAugmentor) retrieve(ctx context.Context, queries []string) []S
 				answers[i] = answer{degraded: []*Degradation{{Step: "retrieve", Err: err}}}
 				return
 			}
-			answers[i] = answer{sources: sources}
+			answers[i] = answer{sources: sources, degraded: degraded}
 		}()
 	}
 	for range queries {

@@ -33,57 +33,60 @@ func FuseRRF(k int, lists ...[]Source) []Source {
 		src   Source
 		key   string
 		best  int   // best (smallest) rank, from 1
+		list  int   // the last list the source was seen in
 		ranks []int // one rank per list the source appears in
 	}
-	var order []*entry
-	byKey := make(map[string]*entry)
-	for _, list := range lists {
-		seen := make(map[string]bool, len(list))
+	total := 0
+	for _, l := range lists {
+		total += len(l)
+	}
+	entries := make([]entry, 0, total)
+	byKey := make(map[string]int, total)
+	for li, list := range lists {
 		for i, s := range list {
 			key := fusionKey(s)
-			if seen[key] {
+			rank := i + 1
+			idx, ok := byKey[key]
+			if !ok {
+				byKey[key] = len(entries)
+				entries = append(entries, entry{src: s, key: key, best: rank, list: li, ranks: []int{rank}})
 				continue
 			}
-			seen[key] = true
-			rank := i + 1
-			e, ok := byKey[key]
-			if !ok {
-				e = &entry{src: s, key: key, best: rank}
-				byKey[key] = e
-				order = append(order, e)
-			} else if rank < e.best {
+			e := &entries[idx]
+			if e.list == li {
+				continue // listed twice in one list: the better rank counts
+			}
+			if rank < e.best {
 				e.src, e.best = s, rank
 			}
+			e.list = li
 			e.ranks = append(e.ranks, rank)
 		}
 	}
-	out := make([]Source, 0, len(order))
-	scores := make(map[string]float64, len(order))
+	order := make([]*entry, len(entries))
+	for i := range entries {
+		order[i] = &entries[i]
+	}
 	for _, e := range order {
 		slices.Sort(e.ranks)
-		var score float64
+		e.src.Score = 0
 		for _, r := range e.ranks {
-			score += 1 / float64(k+r)
+			e.src.Score += 1 / float64(k+r)
 		}
-		s := e.src
-		s.Score = score
-		scores[e.key] = score
-		out = append(out, s)
 	}
-	best := make(map[string]int, len(order))
-	for _, e := range order {
-		best[e.key] = e.best
-	}
-	slices.SortStableFunc(out, func(a, b Source) int {
-		ka, kb := fusionKey(a), fusionKey(b)
-		if c := cmp.Compare(scores[kb], scores[ka]); c != 0 {
+	slices.SortStableFunc(order, func(a, b *entry) int {
+		if c := cmp.Compare(b.src.Score, a.src.Score); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(best[ka], best[kb]); c != 0 {
+		if c := cmp.Compare(a.best, b.best); c != 0 {
 			return c
 		}
-		return cmp.Compare(ka, kb)
+		return cmp.Compare(a.key, b.key)
 	})
+	out := make([]Source, len(order))
+	for i, e := range order {
+		out[i] = e.src
+	}
 	return out
 }
 

@@ -90,6 +90,10 @@ type Recaller interface {
 // the members' business: each retriever applies its own (see [MinScore])
 // to its own scale before fusion; the fused list is not filtered again.
 //
+// Members may themselves be MultiRetrievers (one per knowledge base, say):
+// a member that implements [Recaller] is asked for its Recall, and its
+// degradations are reported with the member's name in front ("kb1/vector").
+//
 // Set the fields before first use; a MultiRetriever is then safe for
 // concurrent use.
 type MultiRetriever struct {
@@ -196,6 +200,7 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 	}
 	type answer struct {
 		sources []Source
+		nested  []*Degradation
 		err     error
 	}
 	results := make([]chan answer, len(m.Retrievers))
@@ -207,6 +212,11 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 		go func() {
 			var a answer
 			a.err = protect(func() error {
+				if rc, ok := member.Retriever.(Recaller); ok {
+					rec := rc.Recall(ctxs[i], query, n)
+					a.sources, a.nested = rec.Sources, rec.Degraded
+					return nil
+				}
 				var err error
 				a.sources, err = member.Retriever.Retrieve(ctxs[i], query, n)
 				return err
@@ -229,6 +239,11 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 			}
 		}
 		cancels[i]()
+		for _, d := range a.nested {
+			nd := *d
+			nd.Name = joinName(member.Name, d.Name)
+			rec.Degraded = append(rec.Degraded, &nd)
+		}
 		if a.err != nil {
 			rec.Degraded = append(rec.Degraded, &Degradation{Step: "retrieve", Name: member.Name, Err: a.err})
 			continue
@@ -294,6 +309,17 @@ func (m *MultiRetriever) stepContext(ctx context.Context) (context.Context, cont
 		return context.WithTimeout(ctx, d)
 	}
 	return context.WithCancel(ctx)
+}
+
+// joinName names a nested member's step: "kb1/vector".
+func joinName(outer, inner string) string {
+	switch {
+	case outer == "":
+		return inner
+	case inner == "":
+		return outer
+	}
+	return outer + "/" + inner
 }
 
 // stepTimeout describes why a step's context ended.

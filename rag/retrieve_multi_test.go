@@ -249,3 +249,19 @@ func TestMultiRetrieverConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestMultiRetrieverNested: one MultiRetriever per knowledge base under an
+// outer one; inner degradations surface with their path.
+func TestMultiRetrieverNested(t *testing.T) {
+	t.Parallel()
+	kb1 := &rag.MultiRetriever{Retrievers: []rag.NamedRetriever{{Name: "vector", Retriever: failing("no embeddings")}, {Name: "keyword", Retriever: fixed("a", "b")}}}
+	kb2 := &rag.MultiRetriever{Retrievers: []rag.NamedRetriever{{Name: "keyword", Retriever: fixed("c")}}}
+	outer := &rag.MultiRetriever{Retrievers: []rag.NamedRetriever{{Name: "kb1", Retriever: kb1}, {Name: "kb2", Retriever: kb2}}}
+	rec := outer.Recall(context.Background(), "q", 5)
+	if got := ids(rec.Sources); !slices.Equal(got, []string{"a", "c", "b"}) {
+		t.Errorf("sources = %v", got)
+	}
+	if len(rec.Degraded) != 1 || rec.Degraded[0].Name != "kb1/vector" || !strings.Contains(rec.Err().Error(), "no embeddings") {
+		t.Errorf("degraded = %v", rec.Err())
+	}
+}
