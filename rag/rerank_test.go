@@ -24,7 +24,7 @@ func TestParseGrades(t *testing.T) {
 		{"Passage 1: 8/10\n**2: 2**", 2, []float64{8, 2}},
 		{"Here are the grades:\n1: 5\n", 3, []float64{5, -1, -1}},
 		{"1: 5\n1: 9\n7: 3\n0: 4", 2, []float64{5, -1}}, // first grade kept; out-of-range passages ignored
-		{"1: 99", 1, []float64{10}},                      // clamped (two digits at most are read)
+		{"1: 99", 1, []float64{10}},                     // clamped (two digits at most are read)
 		{"I think passage one is best.", 2, nil},
 		{"", 1, nil},
 	}
