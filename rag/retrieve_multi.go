@@ -45,6 +45,9 @@ type NamedRetriever struct {
 	// ("vector", "keyword", a knowledge base's name…).
 	Name      string
 	Retriever Retriever
+	// Timeout bounds this member, overriding the MultiRetriever's Timeout
+	// when not zero (negative means no bound beyond ctx).
+	Timeout time.Duration
 }
 
 // Recall is what a [MultiRetriever] found and what it had to skip.
@@ -176,6 +179,13 @@ func (m *MultiRetriever) timeout() time.Duration {
 	return m.Timeout
 }
 
+func (m *MultiRetriever) memberTimeout(r NamedRetriever) time.Duration {
+	if r.Timeout != 0 {
+		return r.Timeout
+	}
+	return m.timeout()
+}
+
 // Retrieve returns the best k sources (DefaultTopK when k ≤ 0). It never
 // returns an error; see Recall for what was skipped.
 func (m *MultiRetriever) Retrieve(ctx context.Context, query string, k int) ([]Source, error) {
@@ -208,7 +218,7 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 	ctxs := make([]context.Context, len(m.Retrievers))
 	for i, member := range m.Retrievers {
 		results[i] = make(chan answer, 1) // buffered: an abandoned member never blocks
-		ctxs[i], cancels[i] = m.stepContext(ctx)
+		ctxs[i], cancels[i] = stepContext(ctx, m.memberTimeout(member))
 		go func() {
 			var a answer
 			a.err = protect(func() error {
@@ -235,7 +245,7 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 			select {
 			case a = <-results[i]:
 			default:
-				a.err = stepTimeout(ctx, ctxs[i], m.timeout())
+				a.err = stepTimeout(ctx, ctxs[i], m.memberTimeout(member))
 			}
 		}
 		cancels[i]()
@@ -276,7 +286,7 @@ func (m *MultiRetriever) Recall(ctx context.Context, query string, k int) Recall
 }
 
 func (m *MultiRetriever) rerank(ctx context.Context, query string, candidates []Source) ([]Source, *Degradation) {
-	sctx, cancel := m.stepContext(ctx)
+	sctx, cancel := stepContext(ctx, m.timeout())
 	defer cancel()
 	done := make(chan []Source, 1)
 	errc := make(chan error, 1)
@@ -304,8 +314,8 @@ func (m *MultiRetriever) rerank(ctx context.Context, query string, candidates []
 	return nil, &Degradation{Step: "rerank", Err: err}
 }
 
-func (m *MultiRetriever) stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d := m.timeout(); d > 0 {
+func stepContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
 		return context.WithTimeout(ctx, d)
 	}
 	return context.WithCancel(ctx)

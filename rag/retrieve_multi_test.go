@@ -53,6 +53,14 @@ func TestMultiRetrieverDegrades(t *testing.T) {
 			deadlines: 1,
 		},
 		{
+			name:      "member timeout overrides",
+			members:   []rag.NamedRetriever{{Name: "slow", Retriever: hang(t), Timeout: 10 * time.Millisecond}, {Name: "b", Retriever: fixed("3")}},
+			timeout:   -1,
+			want:      []string{"3"},
+			degraded:  []string{"slow"},
+			deadlines: 1,
+		},
+		{
 			name: "one panics",
 			members: []rag.NamedRetriever{{Name: "buggy", Retriever: rag.RetrieverFunc(func(context.Context, string, int) ([]rag.Source, error) {
 				panic("nil map")
