@@ -140,7 +140,7 @@ func isSpaceByte(c byte) bool {
 // abbreviations end with a period that does not end a sentence. Lower case;
 // inner periods included ("e.g").
 var abbreviations = map[string]bool{
-	"e.g": true, "i.e": true, "cf": true, "vs": true, "mr": true, "mrs": true,
+	"cf": true, "vs": true, "mr": true, "mrs": true,
 	"ms": true, "dr": true, "prof": true, "sr": true, "jr": true, "st": true, "fig": true,
 	"no": true, "vol": true, "approx": true, "inc": true, "ltd": true, "co": true, "al": true,
 	"p": true, "pp": true, "ch": true, "sec": true, "eq": true, "resp": true, "viz": true,
@@ -164,7 +164,21 @@ func isAbbreviation(text string, start, dot int) bool {
 	if r, size := utf8.DecodeRuneInString(word); size == len(word) && unicode.IsUpper(r) {
 		return true // an initial: "J. R. R. Tolkien"
 	}
+	if strings.Contains(word, ".") && singleLetters(word) {
+		return true // "U.S.", "a.m.", "e.g."
+	}
 	return abbreviations[strings.ToLower(word)]
+}
+
+// singleLetters reports whether every dot-separated part of word is one
+// letter.
+func singleLetters(word string) bool {
+	for part := range strings.SplitSeq(word, ".") {
+		if utf8.RuneCountInString(part) != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // wordCuts cuts before every word: after whitespace runs and around each

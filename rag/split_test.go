@@ -103,6 +103,8 @@ func TestSentenceCuts(t *testing.T) {
 			[]string{"One two. ", "Three four! ", "Five six? ", "Seven."}},
 		{"decimals and abbreviations", "Pi is 3.14, e.g. roughly. Dr. Smith agrees. J. R. R. Tolkien wrote it.",
 			[]string{"Pi is 3.14, e.g. roughly. ", "Dr. Smith agrees. ", "J. R. R. Tolkien wrote it."}},
+		{"dotted abbreviations", "The U.S. Army met at 9 a.m. today. Then i.e. nothing.",
+			[]string{"The U.S. Army met at 9 a.m. today. ", "Then i.e. nothing."}},
 		{"closing quotes", `He said "stop." Then left. (Really.) Yes.`,
 			[]string{`He said "stop." `, "Then left. ", "(Really.) ", "Yes."}},
 		{"ellipsis and ?!", "Wait... What?! Fine.",

@@ -183,22 +183,21 @@ func finiteInheritance(v pdf.Value) bool {
 // wider than a fraction of the font size between glyphs on a line is a
 // space.
 func pageText(p pdf.Page) string {
-	glyphs := p.Content().Text
 	var (
 		b    strings.Builder
-		prev pdf.Text
+		prev glyph
 		have bool
 	)
-	for _, g := range glyphs {
-		if g.S == "" || strings.IndexFunc(g.S, func(r rune) bool { return !unicode.IsControl(r) }) < 0 {
+	for _, g := range pageGlyphs(p) {
+		if g.s == "" || strings.IndexFunc(g.s, func(r rune) bool { return !unicode.IsControl(r) }) < 0 {
 			continue
 		}
-		size := g.FontSize
+		size := g.size
 		if size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
 			size = 10
 		}
 		if have {
-			dy := prev.Y - g.Y
+			dy := prev.y - g.y
 			switch {
 			case dy > 1.8*size || dy < -size:
 				b.WriteString("\n\n")
@@ -208,23 +207,237 @@ func pageText(p pdf.Page) string {
 				b.WriteByte(' ')
 			}
 		}
-		b.WriteString(g.S)
+		b.WriteString(g.s)
 		prev, have = g, true
 	}
 	return tidyLines(b.String())
 }
 
+// glyph is one shown character: its text, the position of its origin, its
+// advance width and font size, in page space.
+type glyph struct {
+	s       string
+	x, y, w float64
+	size    float64
+}
+
+// matrix is a PDF transformation matrix [a b 0; c d 0; e f 1].
+type matrix [3][3]float64
+
+var identity = matrix{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
+
+func (m matrix) mul(n matrix) matrix {
+	var z matrix
+	for i := range 3 {
+		for j := range 3 {
+			for k := range 3 {
+				z[i][j] += m[i][k] * n[k][j]
+			}
+		}
+	}
+	return z
+}
+
+func translate(tx, ty float64) matrix { return matrix{{1, 0, 0}, {0, 1, 0}, {tx, ty, 1}} }
+
+// pdfFont is what text layout needs of a font, read once per page: the
+// library's Page.Content re-reads the font dictionary and its widths for
+// every glyph, which in files with compressed object streams means
+// inflating a stream per glyph.
+type pdfFont struct {
+	enc    pdf.TextEncoding
+	first  int
+	widths []float64
+}
+
+func (f *pdfFont) width(code int) float64 {
+	if i := code - f.first; f != nil && i >= 0 && i < len(f.widths) {
+		return f.widths[i]
+	}
+	return 0
+}
+
+// maxWidths bounds the widths read from one font.
+const maxWidths = 1 << 16
+
+func loadFont(p pdf.Page, name string) *pdfFont {
+	font := p.Font(name)
+	f := &pdfFont{enc: font.Encoder(), first: int(font.V.Key("FirstChar").Int64())}
+	if w := font.V.Key("Widths"); w.Kind() == pdf.Array {
+		n := min(w.Len(), maxWidths)
+		f.widths = make([]float64, n)
+		for i := range n {
+			f.widths[i] = w.Index(i).Float64()
+		}
+	}
+	return f
+}
+
+// textState is the part of the PDF graphics state that places glyphs.
+type textState struct {
+	ctm, tm, tlm          matrix
+	tc, tw, th, tl, trise float64
+	size                  float64
+	font                  *pdfFont
+}
+
+// pageGlyphs interprets a page's content stream and returns its glyphs in
+// stream order. It follows the text operators of the PDF specification
+// (section 9.4) and ignores malformed operators rather than failing.
+func pageGlyphs(p pdf.Page) []glyph {
+	contents := p.V.Key("Contents")
+	if p.V.IsNull() || contents.IsNull() {
+		return nil
+	}
+	fonts := map[string]*pdfFont{}
+	st := textState{ctm: identity, tm: identity, tlm: identity, th: 1}
+	var (
+		stack  []textState
+		glyphs []glyph
+	)
+	show := func(raw string) {
+		if st.font == nil {
+			st.font = &pdfFont{enc: nopEncoding{}}
+		}
+		n := 0
+		for _, ch := range st.font.enc.Decode(raw) {
+			var w0 float64
+			code := -1
+			if n < len(raw) {
+				code = int(raw[n])
+				w0 = st.font.width(code)
+			}
+			n++
+			trm := matrix{{st.size * st.th, 0, 0}, {0, st.size, 0}, {0, st.trise, 1}}.mul(st.tm).mul(st.ctm)
+			glyphs = append(glyphs, glyph{s: string(ch), x: trm[2][0], y: trm[2][1], w: w0 / 1000 * trm[0][0], size: trm[0][0]})
+			tx := w0/1000*st.size + st.tc
+			if code == ' ' {
+				tx += st.tw
+			}
+			st.tm = translate(tx*st.th, 0).mul(st.tm)
+		}
+	}
+	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
+		args := make([]pdf.Value, stk.Len())
+		for i := len(args) - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		num := func(i int) float64 { return args[i].Float64() }
+		switch op {
+		case "cm", "Tm":
+			if len(args) != 6 {
+				return
+			}
+			var m matrix
+			for i := range 6 {
+				m[i/2][i%2] = num(i)
+			}
+			m[2][2] = 1
+			if op == "cm" {
+				st.ctm = m.mul(st.ctm)
+			} else {
+				st.tm, st.tlm = m, m
+			}
+		case "q":
+			if len(stack) < 1024 {
+				stack = append(stack, st)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				st = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "BT":
+			st.tm, st.tlm = identity, identity
+		case "T*":
+			st.tlm = translate(0, -st.tl).mul(st.tlm)
+			st.tm = st.tlm
+		case "Tc", "Tw", "TL", "Ts", "Tz":
+			if len(args) != 1 {
+				return
+			}
+			switch v := num(0); op {
+			case "Tc":
+				st.tc = v
+			case "Tw":
+				st.tw = v
+			case "TL":
+				st.tl = v
+			case "Ts":
+				st.trise = v
+			case "Tz":
+				st.th = v / 100
+			}
+		case "Td", "TD":
+			if len(args) != 2 {
+				return
+			}
+			if op == "TD" {
+				st.tl = -num(1)
+			}
+			st.tlm = translate(num(0), num(1)).mul(st.tlm)
+			st.tm = st.tlm
+		case "Tf":
+			if len(args) != 2 {
+				return
+			}
+			name := args[0].Name()
+			f, ok := fonts[name]
+			if !ok {
+				f = loadFont(p, name)
+				fonts[name] = f
+			}
+			st.font, st.size = f, num(1)
+		case "\"", "'", "Tj":
+			if op == "\"" {
+				if len(args) != 3 {
+					return
+				}
+				st.tw, st.tc = num(0), num(1)
+				args = args[2:]
+			}
+			if len(args) != 1 {
+				return
+			}
+			if op != "Tj" {
+				st.tlm = translate(0, -st.tl).mul(st.tlm)
+				st.tm = st.tlm
+			}
+			show(args[0].RawString())
+		case "TJ":
+			if len(args) != 1 {
+				return
+			}
+			v := args[0]
+			for i := range v.Len() {
+				x := v.Index(i)
+				if x.Kind() == pdf.String {
+					show(x.RawString())
+				} else {
+					st.tm = translate(-x.Float64()/1000*st.size*st.th, 0).mul(st.tm)
+				}
+			}
+		}
+	})
+	return glyphs
+}
+
+// nopEncoding passes bytes through, for text shown before any font is set.
+type nopEncoding struct{}
+
+func (nopEncoding) Decode(raw string) string { return raw }
+
 // gapIsSpace reports whether the horizontal distance between two glyphs on
 // a line reads as a word break.
-func gapIsSpace(prev, g pdf.Text, size float64) bool {
-	if strings.HasSuffix(prev.S, " ") || strings.HasPrefix(g.S, " ") {
+func gapIsSpace(prev, g glyph, size float64) bool {
+	if strings.HasSuffix(prev.s, " ") || strings.HasPrefix(g.s, " ") {
 		return false
 	}
-	if prev.W > 0 {
-		return g.X-(prev.X+prev.W) > 0.15*size
+	if prev.w > 0 {
+		return g.x-(prev.x+prev.w) > 0.15*size
 	}
 	// Without glyph widths, only a jump of more than a character counts.
-	return g.X-prev.X > 1.2*size || g.X < prev.X-size
+	return g.x-prev.x > 1.2*size || g.x < prev.x-size
 }
 
 // tidyLines trims the ends of lines and allows at most one blank line in a
