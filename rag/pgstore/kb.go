@@ -170,9 +170,9 @@ func collectHits(rows pgx.Rows) ([]hit, error) {
 	})
 }
 
-// SearchKeywords returns up to k chunks matching query's terms whose metadata
+// searchKeywords returns up to k chunks matching query's terms whose metadata
 // holds every pair of filter, best first by ts_rank_cd, ties broken by ID.
-func (kb *KB) SearchKeywords(ctx context.Context, query string, k int, filter map[string]string) ([]rag.Chunk, []float64, error) {
+func (kb *KB) searchKeywords(ctx context.Context, query string, k int, filter map[string]string) ([]rag.Chunk, []float64, error) {
 	q := TSQuery(query)
 	if q == "" || k < 1 {
 		return nil, nil, nil
@@ -192,10 +192,10 @@ func (kb *KB) SearchKeywords(ctx context.Context, query string, k int, filter ma
 	return split(collectHits(rows))
 }
 
-// SearchVectors returns up to k chunks nearest to v by cosine distance whose
+// searchVectors returns up to k chunks nearest to v by cosine distance whose
 // metadata holds every pair of filter, best first, with their cosine
 // similarities. It fails with ErrNoVectorSearch without pgvector.
-func (kb *KB) SearchVectors(ctx context.Context, v []float32, k int, filter map[string]string) ([]rag.Chunk, []float64, error) {
+func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[string]string) ([]rag.Chunk, []float64, error) {
 	if kb.s.vectorErr != nil {
 		return nil, nil, kb.s.vectorErr
 	}

@@ -46,6 +46,10 @@
 // IF NOT EXISTS vector and creates the embeddings table with a vector(dim)
 // column and an HNSW index (vector_cosine_ops). Searches order by the <=>
 // cosine distance; a Source's Score is the cosine similarity, 1 − distance.
+// As with any pgvector HNSW search, a metadata filter is applied to the
+// index's candidates, so a selective filter can return fewer than k chunks;
+// raise hnsw.ef_search (or, with pgvector 0.8+, enable iterative index
+// scans) on the connection if that matters.
 // Without pgvector the store runs keyword-only: [Store.VectorSearch] reports
 // "vector search unavailable: pgvector not installed", [KB.VectorRetriever]
 // returns an error wrapping [ErrNoVectorSearch], vectors given to Upsert are

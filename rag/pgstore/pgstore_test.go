@@ -283,9 +283,6 @@ func TestNoPgvectorDegradesToKeywords(t *testing.T) {
 	if _, err := kb.VectorRetriever(embedder); !errors.Is(err, pgstore.ErrNoVectorSearch) {
 		t.Errorf("VectorRetriever err = %v", err)
 	}
-	if _, _, err := kb.SearchVectors(ctx, vectors[0], 3, nil); !errors.Is(err, pgstore.ErrNoVectorSearch) {
-		t.Errorf("SearchVectors err = %v", err)
-	}
 	r := kb.Retriever(embedder)
 	if got, want := r.Describe(), "keyword-only: vector search unavailable: pgvector not installed"; got != want {
 		t.Errorf("Describe() = %q, want %q", got, want)

@@ -32,7 +32,7 @@ func (kb *KB) options(opts []rag.RetrieveOption) rag.RetrieveOptions {
 // Retrieve returns up to k chunks (the TopK option when k ≤ 0) that best
 // match query's terms, best first.
 func (r *KeywordRetriever) Retrieve(ctx context.Context, query string, k int) ([]rag.Source, error) {
-	chunks, scores, err := r.kb.SearchKeywords(ctx, query, r.opts.K(k), r.opts.Filter)
+	chunks, scores, err := r.kb.searchKeywords(ctx, query, r.opts.K(k), r.opts.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (r *VectorRetriever) Retrieve(ctx context.Context, query string, k int) ([]
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("pgstore: embed query: embedder returned %d vectors for 1 text", len(vecs))
 	}
-	chunks, scores, err := r.kb.SearchVectors(ctx, vecs[0], r.opts.K(k), r.opts.Filter)
+	chunks, scores, err := r.kb.searchVectors(ctx, vecs[0], r.opts.K(k), r.opts.Filter)
 	if err != nil {
 		return nil, err
 	}
