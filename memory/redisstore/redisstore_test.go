@@ -121,7 +121,7 @@ func TestOneRoundTrip(t *testing.T) {
 	if _, err := s.Append(ctx, key, memory.Record{Message: llm.SystemMessage("sys"), Tokens: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Load(ctx, key, memory.Window{}); err != nil {
+	if _, err := s.Load(ctx, key, memory.Window{MaxTokens: 10}); err != nil {
 		t.Fatal(err)
 	}
 	count("Append of one record", func() error { _, err := s.Append(ctx, key, recs[0]); return err })

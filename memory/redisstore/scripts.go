@@ -10,7 +10,7 @@ import "github.com/redis/go-redis/v9"
 // entries that fit the window, oldest first.
 //
 //	KEYS: log, sys
-//	ARGV: max tokens, max messages (0: no bound)
+//	ARGV: max tokens (> 0), max messages (0: no bound)
 var loadScript = redis.NewScript(`
 local maxT = tonumber(ARGV[1])
 local maxM = tonumber(ARGV[2])
@@ -18,11 +18,6 @@ local sys = redis.call('GET', KEYS[2]) or ''
 local n = redis.call('LLEN', KEYS[1])
 if maxM > 0 and maxM < n then n = maxM end
 if n == 0 then return {sys} end
-if maxT <= 0 then
-	local out = redis.call('LRANGE', KEYS[1], -n, -1)
-	table.insert(out, 1, sys)
-	return out
-end
 -- Walk back from the newest entry in growing chunks; stop at the first
 -- entry that does not fit.
 local kept = {}

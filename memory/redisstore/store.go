@@ -29,9 +29,11 @@
 // {"i": id, "m": message, "t": Unix ns, "p": partial}. Decoding is most of
 // Load's cost on the client.
 //
-// Load is one EVALSHA: the script reads the system record and walks the log
-// from its tail in growing LRANGE chunks, summing the token prefix of each
-// entry until the budget is spent, and returns only what fits. Append is one
+// Load is one round trip: with a token budget, one EVALSHA of a script that
+// reads the system record and walks the log from its tail in growing LRANGE
+// chunks, summing the token prefix of each entry until the budget is spent,
+// and returns only what fits; with a message bound alone, a pipeline of GET
+// and LRANGE, which spares the script's cost. Append is one
 // pipeline: EVALSHA of a script that checks ids, assigns sequence numbers
 // from meta.last, pushes the entries and refreshes the TTL, plus the index
 // updates. After a Redis restart EVALSHA meets NOSCRIPT and the store falls
@@ -264,15 +266,34 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 	return in, nil
 }
 
-// Load implements [memory.Store] in one round trip.
+// Load implements [memory.Store] in one round trip: a window bounded only
+// by MaxMessages (or not at all) is a pipeline of GET (the system record)
+// and LRANGE; a token window runs the load script, which walks the log on
+// the server.
 func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
 	k := s.keys(key)
-	vals, err := loadScript.Run(ctx, s.client, []string{k.log, k.sys}, w.MaxTokens, w.MaxMessages).StringSlice()
+	var vals []string
+	var err error
+	if w.MaxTokens > 0 {
+		vals, err = loadScript.Run(ctx, s.client, []string{k.log, k.sys}, w.MaxTokens, w.MaxMessages).StringSlice()
+		if err == nil && len(vals) == 0 {
+			err = errors.New("empty reply")
+		}
+	} else {
+		var sys *redis.StringCmd
+		var log *redis.StringSliceCmd
+		_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			sys = p.Get(ctx, k.sys)
+			log = p.LRange(ctx, k.log, -int64(max(w.MaxMessages, 0)), -1)
+			return nil
+		})
+		if err == redis.Nil { // no system record; the LRANGE succeeded
+			err = log.Err()
+		}
+		vals = append([]string{sys.Val()}, log.Val()...)
+	}
 	if err != nil {
 		return nil, fail("load", key, err)
-	}
-	if len(vals) == 0 {
-		return nil, fail("load", key, errors.New("empty reply"))
 	}
 	if vals[0] == "" {
 		vals = vals[1:]
