@@ -299,17 +299,56 @@ func (ix *Index) Search(ctx context.Context, query string, k int, filter Filter)
 	normA := ix.k1 * (1 - ix.b)
 	normB := ix.k1 * ix.b / avg
 	k1p1 := ix.k1 + 1
-	score, dead, lens := acc.score, ix.dead, ix.lens
+
+	// Terms are scored rarest first. Each term contributes less than its
+	// bound idf·(k1+1), so once the k-th best partial score exceeds the sum
+	// of the bounds of the terms still to come, no document that has not
+	// matched yet can reach the top k: the remaining (long, common-word)
+	// postings are then only probed for documents already scored, by binary
+	// search, instead of being walked (MaxScore, Turtle & Flood 1995).
+	qts := make([]qterm, 0, len(toks))
 	for _, tok := range toks {
 		t, ok := ix.terms[tok]
 		if !ok || ix.df[t] == 0 {
 			continue
 		}
 		df := float64(ix.df[t])
-		idf := float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
-		w := idf * k1p1
-		for _, p := range ix.postings[t] {
-			if dead[p.doc] {
+		w := float32(math.Log(1+(n-df+0.5)/(df+0.5))) * k1p1
+		qts = append(qts, qterm{w: w, ps: ix.postings[t]})
+	}
+	slices.SortStableFunc(qts, func(a, b qterm) int { return len(a.ps) - len(b.ps) })
+	var rest float32 // sum of the bounds of terms not yet scored
+	var restPostings int
+	for _, qt := range qts {
+		rest += qt.w
+		restPostings += len(qt.ps)
+	}
+	score, dead, lens := acc.score, ix.dead, ix.lens
+	tombstones := ix.live != len(ix.ids)
+	probing := false
+	for _, qt := range qts {
+		if !probing && len(acc.touched) >= k && 4*len(acc.touched) < restPostings &&
+			ix.kth(acc, k, filter) > rest {
+			probing = true
+			slices.Sort(acc.touched)
+		}
+		rest -= qt.w
+		restPostings -= len(qt.ps)
+		w := qt.w
+		if probing {
+			ps := qt.ps
+			for _, d := range acc.touched {
+				i, found := slices.BinarySearchFunc(ps, d, func(p posting, d uint32) int { return int(p.doc) - int(d) })
+				ps = ps[i:]
+				if found {
+					tf := float32(ps[0].tf)
+					score[d] += w * tf / (tf + normA + normB*float32(lens[d]))
+				}
+			}
+			continue
+		}
+		for _, p := range qt.ps {
+			if tombstones && dead[p.doc] {
 				continue
 			}
 			tf := float32(p.tf)
@@ -338,6 +377,53 @@ func (ix *Index) Search(ctx context.Context, query string, k int, filter Filter)
 		hits[i] = Hit{ID: ix.ids[c.doc], Score: c.score}
 	}
 	return hits, nil
+}
+
+// qterm is one query term: its score bound idf·(k1+1) and postings.
+type qterm struct {
+	w  float32
+	ps []posting
+}
+
+// kth returns the k-th best partial score among scored documents that match
+// filter, or 0 when fewer than k do.
+func (ix *Index) kth(acc *accumulator, k int, filter Filter) float32 {
+	h := make([]float32, 0, k) // min-heap of the k best
+	for _, d := range acc.touched {
+		s := acc.score[d]
+		if len(h) == k && s <= h[0] {
+			continue
+		}
+		if filter != nil && !filter.Match(ix.metas[d]) {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, s)
+			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+			continue
+		}
+		h[0] = s
+		for i := 0; ; {
+			l, m := 2*i+1, i
+			if l < k && h[l] < h[m] {
+				m = l
+			}
+			if l+1 < k && h[l+1] < h[m] {
+				m = l + 1
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	if len(h) < k {
+		return 0
+	}
+	return h[0]
 }
 
 func copyMeta(m map[string]string) map[string]string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -399,4 +400,98 @@ func Example() {
 	// faq-1
 	// faq-2
 	// faq-3
+}
+
+// TestMatchesExhaustive checks ranked results, including the pruned
+// (probing) path and filters, against BM25 computed exhaustively in
+// float64 over a Zipf-distributed corpus.
+func TestMatchesExhaustive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(r, 1.1, 1, 3000)
+	word := func(i uint64) string { return fmt.Sprintf("w%dx", i) }
+	const n = 2000
+	ix := keyword.New()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("d%04d", i)
+	}
+	tfs := make([]map[string]int, n)
+	lens := make([]int, n)
+	total := 0
+	for i := range n {
+		var words []string
+		for range 10 + r.IntN(60) {
+			words = append(words, word(zipf.Uint64()))
+		}
+		tfs[i] = map[string]int{}
+		for _, w := range words {
+			tfs[i][w]++
+		}
+		lens[i], total = len(words), total+len(words)
+		meta := map[string]string{"shard": fmt.Sprint(i % 3)}
+		if err := ix.Add(ctx, keyword.Doc{ID: ids[i], Text: strings.Join(words, " "), Meta: meta}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	avg := float64(total) / n
+	dfs := map[string]int{}
+	for _, m := range tfs {
+		for w := range m {
+			dfs[w]++
+		}
+	}
+	for qi := range 150 {
+		q := []string{word(zipf.Uint64()), word(zipf.Uint64()), word(uint64(r.IntN(40)))}
+		var f keyword.Filter
+		if qi%4 == 0 {
+			f = keyword.Filter{"shard": "1"}
+		}
+		type ref struct {
+			id string
+			s  float64
+		}
+		var want []ref
+		uniq := slices.Compact(slices.Sorted(slices.Values(q)))
+		for i := range n {
+			if f != nil && i%3 != 1 {
+				continue
+			}
+			var s float64
+			for _, w := range uniq {
+				if tf := tfs[i][w]; tf > 0 {
+					s += bm25(float64(tf), float64(lens[i]), avg, n, float64(dfs[w]))
+				}
+			}
+			if s > 0 {
+				want = append(want, ref{ids[i], s})
+			}
+		}
+		slices.SortFunc(want, func(a, b ref) int {
+			if a.s != b.s {
+				return cmpFloat(b.s, a.s)
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		got := search(t, ix, strings.Join(q, " "), 10, f)
+		if len(got) != min(10, len(want)) {
+			t.Fatalf("query %v: %d hits, want %d", q, len(got), min(10, len(want)))
+		}
+		for i, h := range got {
+			if math.Abs(float64(h.Score)-want[i].s) > 1e-4 {
+				t.Fatalf("query %v rank %d: %s scored %v, exhaustive rank %d is %s with %v", q, i, h.ID, h.Score, i, want[i].id, want[i].s)
+			}
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
