@@ -137,18 +137,26 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 		return invalid("field \"max_delegate_depth\": want 0 to 10")
 	}
 	if a.Model != "" {
-		name, _, err := provider.ParseSpec(a.Model)
-		if err != nil {
-			return invalid("field \"model\": want provider/model, e.g. openai/gpt-4o-mini")
-		}
-		if _, ok := provider.Lookup(name); !ok {
-			return invalid("field \"model\": unknown provider %q (known: %s)", name, strings.Join(provider.Names(), ", "))
+		if e := checkModelSpec("model", a.Model); e != nil {
+			return e
 		}
 	}
 	if a.Remote != nil && (a.Remote.URL == "" || a.Remote.AgentID == "") {
 		return invalid("field \"remote\": url and agent_id are required")
 	}
 	return s.validateAgentRefs(r, a)
+}
+
+// checkModelSpec checks that spec names a registered provider.
+func checkModelSpec(field, spec string) *apiError {
+	name, _, err := provider.ParseSpec(spec)
+	if err != nil {
+		return invalid("field %q: want provider/model, e.g. openai/gpt-4o-mini", field)
+	}
+	if _, ok := provider.Lookup(name); !ok {
+		return invalid("field %q: unknown provider %q (known: %s)", field, name, strings.Join(provider.Names(), ", "))
+	}
+	return nil
 }
 
 // validateAgentRefs checks that the ids an agent refers to exist in its

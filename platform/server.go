@@ -34,6 +34,9 @@ type Config struct {
 	Redis redis.UniversalClient
 	// DefaultModel is the "provider/model" of agents that name none.
 	DefaultModel string
+	// DefaultEmbeddingModel embeds the chunks of knowledge bases created
+	// without an embedding_model; empty makes them keyword-only.
+	DefaultEmbeddingModel string
 	// OpenModel opens a model by spec; nil means provider.Open.
 	OpenModel func(spec string) (*llm.Model, error)
 	// Logger receives the server's structured logs; nil means slog.Default().
@@ -137,6 +140,11 @@ func New(cfg Config) (*Server, error) {
 		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
 	}
 	s.toolSources = append(s.toolSources, s.delegateTools)
+	if ks, ok := cfg.Meta.(kbStore); ok {
+		k := newKnowledge(s, ks)
+		s.knowledge = k
+		s.refValidators = append(s.refValidators, k.validateKBRefs)
+	}
 	s.routes()
 	return s, nil
 }
@@ -168,6 +176,9 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/sessions/{id}", s.deleteSession)
 
 	s.extraRoutes()
+	if k, ok := s.knowledge.(*knowledge); ok {
+		k.routes(s)
+	}
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))

@@ -171,6 +171,9 @@ func (s *SQL) migrate(ctx context.Context) error {
 	return nil
 }
 
+// txExec is what a transaction offers the functions run in it.
+type txExec = *sql.Tx
+
 func (s *SQL) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -1,0 +1,644 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/rag"
+	"github.com/weftlabs/weft/rag/keyword"
+	"github.com/weftlabs/weft/rag/loader"
+	"github.com/weftlabs/weft/rag/vector"
+	"github.com/weftlabs/weft/tokens"
+)
+
+// Knowledge bases in the platform. The durable copy of every chunk (with its
+// vector) lives in the metadata database; the embedded indexes — an exact
+// vector index and BM25 — are built from it when a knowledge base is first
+// used after start, and kept in step by every ingestion.
+
+// MaxUploadBytes bounds an uploaded document (32 MiB).
+const MaxUploadBytes = 32 << 20
+
+// kbStore is what the knowledge service needs of the metadata store.
+type kbStore interface {
+	CreateKB(ctx context.Context, kb meta.KnowledgeBase) error
+	KB(ctx context.Context, tenant, id string) (meta.KnowledgeBase, error)
+	ListKBs(ctx context.Context, tenant string) ([]meta.KnowledgeBase, error)
+	DeleteKB(ctx context.Context, tenant, id string) error
+	PutDocument(ctx context.Context, d meta.Document) error
+	Document(ctx context.Context, tenant, kb, id string) (meta.Document, error)
+	ListDocuments(ctx context.Context, tenant, kb string) ([]meta.Document, error)
+	DeleteDocumentRecord(ctx context.Context, tenant, kb, id string) error
+	Chunks(tenant, kb string) *meta.Chunks
+}
+
+type knowledge struct {
+	s     *Server
+	store kbStore
+	work  chan struct{} // bounds concurrent ingestions
+	wg    sync.WaitGroup
+
+	mu  sync.Mutex
+	kbs map[string]*kbHandle
+}
+
+// kbHandle is one knowledge base, ready to ingest and recall.
+type kbHandle struct {
+	kb       meta.KnowledgeBase
+	index    *rag.EmbeddedIndex
+	ingester *rag.Ingester
+	hybrid   *rag.MultiRetriever
+	keyword  rag.Retriever
+	vector   rag.Retriever // nil when keyword-only
+}
+
+func newKnowledge(s *Server, store kbStore) *knowledge {
+	return &knowledge{s: s, store: store, work: make(chan struct{}, 4), kbs: map[string]*kbHandle{}}
+}
+
+// open returns the handle of a knowledge base, building its indexes from
+// the durable chunks on first use.
+func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle, error) {
+	key := kb.TenantID + "\x00" + kb.ID
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if h, ok := k.kbs[key]; ok {
+		return h, nil
+	}
+	var embedder rag.Embedder
+	var vecIndex vector.Index
+	if kb.EmbeddingModel != "" {
+		m, err := k.s.model(kb.EmbeddingModel)
+		if err != nil {
+			return nil, fmt.Errorf("knowledge base %q: embedding model %s: %w", kb.Name, kb.EmbeddingModel, err)
+		}
+		me, err := rag.NewModelEmbedder(m)
+		if err != nil {
+			return nil, err
+		}
+		embedder = me
+		probe, err := m.Embed(ctx, &llm.EmbedRequest{Inputs: []string{"dimension probe"}})
+		if err != nil || len(probe.Vectors) != 1 {
+			return nil, fmt.Errorf("knowledge base %q: embedding model %s: %w", kb.Name, kb.EmbeddingModel, err)
+		}
+		vecIndex = vector.NewFlat(len(probe.Vectors[0]))
+	}
+	kwIndex := keyword.New()
+	index, err := rag.NewEmbeddedIndex(vecIndex, kwIndex)
+	if err != nil {
+		return nil, err
+	}
+	durable := k.store.Chunks(kb.TenantID, kb.ID)
+	var batch []rag.Chunk
+	var vecs [][]float32
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var v [][]float32
+		if vecIndex != nil {
+			v = vecs
+		}
+		err := index.Upsert(ctx, batch, v)
+		batch, vecs = batch[:0], vecs[:0]
+		return err
+	}
+	err = durable.All(ctx, func(c rag.Chunk, v []float32) error {
+		if vecIndex != nil && len(v) != vecIndex.Dim() {
+			return fmt.Errorf("chunk %s has a %d-dimension vector; the embedding model makes %d", c.ID, len(v), vecIndex.Dim())
+		}
+		batch, vecs = append(batch, c), append(vecs, v)
+		if len(batch) == 256 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("knowledge base %q: rebuild indexes: %w", kb.Name, err)
+	}
+	splitter, err := rag.NewSplitter(rag.WithChunkSize(kb.ChunkSize), rag.WithOverlap(kb.ChunkOverlap), rag.WithCounter(tokens.Estimator{}))
+	if err != nil {
+		return nil, err
+	}
+	opts := []rag.IngestOption{rag.WithSplitter(splitter), rag.WithLoader(loader.New()), rag.WithWorkers(2)}
+	if embedder != nil {
+		opts = append(opts, rag.WithEmbedder(embedder))
+	}
+	ing, err := rag.NewIngester(teeIndex{durable, index}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	h := &kbHandle{kb: kb, index: index, ingester: ing}
+	kr, err := rag.NewKeywordRetriever(kwIndex, index, rag.InCollection(kb.ID))
+	if err != nil {
+		return nil, err
+	}
+	h.keyword = kr
+	var vr rag.Retriever
+	if embedder != nil {
+		v, err := rag.NewVectorRetriever(vecIndex, embedder, index, rag.InCollection(kb.ID))
+		if err != nil {
+			return nil, err
+		}
+		vr, h.vector = v, v
+	}
+	h.hybrid = rag.NewHybrid(kr, vr)
+	k.kbs[key] = h
+	return h, nil
+}
+
+func (k *knowledge) forget(tenant, id string) {
+	k.mu.Lock()
+	delete(k.kbs, tenant+"\x00"+id)
+	k.mu.Unlock()
+}
+
+// teeIndex writes to the durable chunk table first, then to the embedded
+// indexes, so that what the indexes hold is always recoverable.
+type teeIndex struct {
+	durable  *meta.Chunks
+	embedded *rag.EmbeddedIndex
+}
+
+func (t teeIndex) Upsert(ctx context.Context, chunks []rag.Chunk, vectors [][]float32) error {
+	if err := t.durable.Upsert(ctx, chunks, vectors); err != nil {
+		return err
+	}
+	return t.embedded.Upsert(ctx, chunks, vectors)
+}
+
+func (t teeIndex) ChunkIDs(ctx context.Context, documentID string) ([]string, error) {
+	return t.durable.ChunkIDs(ctx, documentID)
+}
+
+func (t teeIndex) Delete(ctx context.Context, ids ...string) error {
+	if err := t.durable.Delete(ctx, ids...); err != nil {
+		return err
+	}
+	return t.embedded.Delete(ctx, ids...)
+}
+
+func (t teeIndex) DeleteDocument(ctx context.Context, documentID string) error {
+	if err := t.durable.DeleteDocument(ctx, documentID); err != nil {
+		return err
+	}
+	return t.embedded.DeleteDocument(ctx, documentID)
+}
+
+// ingest loads a document into a knowledge base in the background, keeping
+// its status current. The upload's bytes are already in memory.
+func (k *knowledge) ingest(h *kbHandle, doc meta.Document, data []byte) {
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		k.work <- struct{}{}
+		defer func() { <-k.work }()
+		ctx := context.Background()
+		update := func(status, errText string, chunks int) {
+			doc.Status, doc.Error, doc.Chunks, doc.UpdatedAt = status, errText, chunks, time.Now().UTC()
+			if err := k.store.PutDocument(ctx, doc); err != nil {
+				k.s.log.Warn("document status not stored", "document", doc.ID, "err", err)
+			}
+		}
+		update(meta.DocIndexing, "", 0)
+		in := rag.ReaderInput(doc.Name, bytes.NewReader(data))
+		in.ID = doc.ID
+		results, err := h.ingester.Ingest(ctx, in)
+		switch {
+		case err != nil:
+			update(meta.DocFailed, err.Error(), 0)
+		case len(results) != 1:
+			update(meta.DocFailed, "ingestion returned no result", 0)
+		case results[0].Err != nil:
+			update(meta.DocFailed, results[0].Err.Error(), 0)
+		default:
+			update(meta.DocReady, "", results[0].Chunks)
+		}
+	}()
+}
+
+// recall implements knowledgeService: it recalls from the agent's knowledge
+// bases at once, fuses, and injects the best chunks into the user message.
+// Knowledge bases that fail are skipped and logged.
+func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []ragFragment, error) {
+	multi := &rag.MultiRetriever{}
+	names := map[string]string{}
+	for _, id := range agent.KnowledgeBaseIDs {
+		kb, err := k.store.KB(ctx, agent.TenantID, id)
+		if err != nil {
+			k.s.log.WarnContext(ctx, "knowledge base unavailable; recalling without it", "knowledge_base", id, "err", err)
+			continue
+		}
+		h, err := k.open(ctx, kb)
+		if err != nil {
+			k.s.log.WarnContext(ctx, "knowledge base unavailable; recalling without it", "knowledge_base", id, "err", err)
+			continue
+		}
+		names[kb.ID] = kb.Name
+		multi.Retrievers = append(multi.Retrievers, rag.NamedRetriever{Name: kb.Name, Retriever: h.retriever(agent.Retrieval.Mode)})
+	}
+	if len(multi.Retrievers) == 0 {
+		return rag.Augmentation{Message: msg}, nil, errors.New("no knowledge base could be opened")
+	}
+	rc := multi.Recall(ctx, query, agent.Retrieval.TopK)
+	for _, d := range rc.Degraded {
+		k.s.log.WarnContext(ctx, "retrieval degraded", "agent", agent.ID, "step", d.Step, "name", d.Name, "err", d.Err)
+	}
+	var kept []rag.Source
+	for _, src := range rc.Sources {
+		if src.Score >= agent.Retrieval.MinScore {
+			kept = append(kept, src)
+		}
+	}
+	if len(kept) == 0 {
+		return rag.Augmentation{Message: msg}, nil, nil
+	}
+	inj := rag.ContentInjector{}
+	augmented, used := inj.Inject(msg, kept)
+	return rag.Augmentation{Message: augmented, Sources: used}, fragments(used), nil
+}
+
+// retriever returns the knowledge base's retriever for a retrieval mode.
+func (h *kbHandle) retriever(mode string) rag.Retriever {
+	switch mode {
+	case "keyword":
+		return h.keyword
+	case "vector":
+		if h.vector != nil {
+			return h.vector
+		}
+		return h.keyword
+	}
+	return h.hybrid
+}
+
+// fragments turns sources into the API's rag fragments.
+func fragments(sources []rag.Source) []ragFragment {
+	out := make([]ragFragment, len(sources))
+	for i, s := range sources {
+		name := s.DocumentName
+		if name == "" {
+			name = s.Metadata[rag.MetaName]
+		}
+		out[i] = ragFragment{KnowledgeBaseID: s.Collection, DocumentID: s.DocumentID, DocumentName: name, ChunkID: s.ID, Content: s.Content, Score: s.Score}
+	}
+	return out
+}
+
+// HTTP handlers.
+
+type createKBRequest struct {
+	Name           string  `json:"name"`
+	ChunkSize      int     `json:"chunk_size"`
+	ChunkOverlap   *int    `json:"chunk_overlap"`
+	EmbeddingModel *string `json:"embedding_model"`
+}
+
+type kbView struct {
+	meta.KnowledgeBase
+	// Description says how recall runs, e.g. that it is keyword-only.
+	Description string `json:"description"`
+}
+
+func (k *knowledge) view(kb meta.KnowledgeBase) kbView {
+	d := "hybrid recall: vector (" + kb.EmbeddingModel + ") and keyword (BM25), fused by reciprocal rank fusion"
+	if kb.EmbeddingModel == "" {
+		d = "keyword-only recall (BM25): no embedding model configured"
+	}
+	return kbView{KnowledgeBase: kb, Description: d}
+}
+
+func (k *knowledge) routes(s *Server) {
+	s.handle("POST /v1/knowledge-bases", k.create)
+	s.handle("GET /v1/knowledge-bases", k.list)
+	s.handle("GET /v1/knowledge-bases/{id}", k.get)
+	s.handle("DELETE /v1/knowledge-bases/{id}", k.delete)
+	s.handle("POST /v1/knowledge-bases/{id}/documents", k.upload)
+	s.handle("GET /v1/knowledge-bases/{id}/documents", k.documents)
+	s.handle("GET /v1/knowledge-bases/{id}/documents/{doc}", k.document)
+	s.handle("DELETE /v1/knowledge-bases/{id}/documents/{doc}", k.deleteDocument)
+	s.handle("POST /v1/knowledge-bases/{id}/search", k.search)
+}
+
+func (k *knowledge) create(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	var req createKBRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	kb := meta.KnowledgeBase{ID: meta.NewID("kb"), TenantID: p.Tenant, Name: strings.TrimSpace(req.Name), ChunkSize: req.ChunkSize, CreatedAt: time.Now().UTC()}
+	if kb.ChunkSize == 0 {
+		kb.ChunkSize = rag.DefaultChunkSize
+	}
+	// The default overlap is an eighth of the chunk, at most 64 tokens.
+	kb.ChunkOverlap = min(64, kb.ChunkSize/8)
+	if req.ChunkOverlap != nil {
+		kb.ChunkOverlap = *req.ChunkOverlap
+	}
+	if req.EmbeddingModel != nil {
+		kb.EmbeddingModel = strings.TrimSpace(*req.EmbeddingModel)
+	} else {
+		kb.EmbeddingModel = k.s.cfg.DefaultEmbeddingModel
+	}
+	switch {
+	case kb.Name == "":
+		writeError(w, invalid("field \"name\" is required"))
+		return
+	case kb.ChunkSize < 32 || kb.ChunkSize > 8192:
+		writeError(w, invalid("field \"chunk_size\": want 32 to 8192 tokens"))
+		return
+	case kb.ChunkOverlap < 0 || kb.ChunkOverlap >= kb.ChunkSize:
+		writeError(w, invalid("field \"chunk_overlap\": want 0 or more and less than chunk_size"))
+		return
+	}
+	if kb.EmbeddingModel != "" {
+		if e := checkModelSpec("embedding_model", kb.EmbeddingModel); e != nil {
+			writeError(w, e)
+			return
+		}
+		m, err := k.s.model(kb.EmbeddingModel)
+		if err != nil {
+			writeError(w, invalid("field \"embedding_model\": %v", err))
+			return
+		}
+		if _, ok := m.Driver().(llm.EmbeddingModel); !ok {
+			writeError(w, invalid("field \"embedding_model\": %s cannot compute embeddings", kb.EmbeddingModel))
+			return
+		}
+	}
+	if err := k.store.CreateKB(r.Context(), kb); err != nil {
+		if errors.Is(err, meta.ErrConflict) {
+			writeError(w, errorf(http.StatusConflict, CodeConflict, "a knowledge base named %q already exists", kb.Name))
+			return
+		}
+		writeError(w, asAPIError(err))
+		return
+	}
+	writeJSON(w, http.StatusCreated, k.view(kb))
+}
+
+func (k *knowledge) list(w http.ResponseWriter, r *http.Request) {
+	kbs, err := k.store.ListKBs(r.Context(), principalFrom(r.Context()).Tenant)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	out := make([]kbView, len(kbs))
+	for i, kb := range kbs {
+		out[i] = k.view(kb)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (k *knowledge) kbOf(r *http.Request) (meta.KnowledgeBase, *apiError) {
+	id := r.PathValue("id")
+	kb, err := k.store.KB(r.Context(), principalFrom(r.Context()).Tenant, id)
+	if err != nil {
+		return kb, notFoundOr(err, "knowledge base", id)
+	}
+	return kb, nil
+}
+
+func (k *knowledge) get(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, k.view(kb))
+}
+
+func (k *knowledge) delete(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if err := k.store.DeleteKB(r.Context(), kb.TenantID, kb.ID); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	k.forget(kb.TenantID, kb.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// upload: POST /v1/knowledge-bases/{id}/documents, multipart (file) or
+// JSON {name, content}; 202 with the queued document.
+func (k *knowledge) upload(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	name, data, e := readUpload(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	h, err := k.open(r.Context(), kb)
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
+		return
+	}
+	now := time.Now().UTC()
+	doc := meta.Document{ID: rag.DocumentID(name), TenantID: kb.TenantID, KBID: kb.ID, Name: name, Status: meta.DocQueued, Bytes: int64(len(data)), CreatedAt: now, UpdatedAt: now}
+	if prev, err := k.store.Document(r.Context(), kb.TenantID, kb.ID, doc.ID); err == nil {
+		doc.CreatedAt = prev.CreatedAt
+	}
+	if err := k.store.PutDocument(r.Context(), doc); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	k.ingest(h, doc, data)
+	writeJSON(w, http.StatusAccepted, doc)
+}
+
+// readUpload reads a document from a multipart form (field "file") or a
+// JSON body {name, content}.
+func readUpload(w http.ResponseWriter, r *http.Request) (string, []byte, *apiError) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+64<<10)
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		if err := r.ParseMultipartForm(8 << 20); err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+			}
+			return "", nil, invalid("malformed multipart body: %v", err)
+		}
+		f, fh, err := r.FormFile("file")
+		if err != nil {
+			return "", nil, invalid("field \"file\" is required in a multipart upload")
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, MaxUploadBytes+1))
+		if err != nil {
+			return "", nil, invalid("reading the upload: %v", err)
+		}
+		if len(data) > MaxUploadBytes {
+			return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+		}
+		name := fh.Filename
+		if n := r.FormValue("name"); n != "" {
+			name = n
+		}
+		if name == "" {
+			return "", nil, invalid("field \"name\": the upload has no file name")
+		}
+		return name, data, nil
+	}
+	var req struct {
+		Name    string `json:"name"`
+		Content string `json:"content"`
+	}
+	if e := decodeBody(r.Body, &req); e != nil {
+		return "", nil, e
+	}
+	if strings.TrimSpace(req.Name) == "" {
+		return "", nil, invalid("field \"name\" is required")
+	}
+	if len(req.Content) > MaxUploadBytes {
+		return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+	}
+	return strings.TrimSpace(req.Name), []byte(req.Content), nil
+}
+
+func (k *knowledge) documents(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	docs, err := k.store.ListDocuments(r.Context(), kb.TenantID, kb.ID)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, docs)
+}
+
+func (k *knowledge) document(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	id := r.PathValue("doc")
+	d, err := k.store.Document(r.Context(), kb.TenantID, kb.ID, id)
+	if err != nil {
+		writeError(w, notFoundOr(err, "document", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (k *knowledge) deleteDocument(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	id := r.PathValue("doc")
+	if _, err := k.store.Document(r.Context(), kb.TenantID, kb.ID, id); err != nil {
+		writeError(w, notFoundOr(err, "document", id))
+		return
+	}
+	h, err := k.open(r.Context(), kb)
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
+		return
+	}
+	if err := h.ingester.Delete(r.Context(), id); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if err := k.store.DeleteDocumentRecord(r.Context(), kb.TenantID, kb.ID, id); err != nil {
+		writeError(w, notFoundOr(err, "document", id))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type searchRequest struct {
+	Query string `json:"query"`
+	TopK  int    `json:"top_k"`
+	Mode  string `json:"mode"`
+}
+
+// search: POST /v1/knowledge-bases/{id}/search.
+func (k *knowledge) search(w http.ResponseWriter, r *http.Request) {
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var req searchRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		writeError(w, invalid("field \"query\" is required"))
+		return
+	}
+	if req.TopK == 0 {
+		req.TopK = meta.DefaultTopK
+	}
+	if req.TopK < 1 || req.TopK > 100 {
+		writeError(w, invalid("field \"top_k\": want 1 to 100"))
+		return
+	}
+	switch req.Mode {
+	case "":
+		req.Mode = "hybrid"
+	case "hybrid", "keyword":
+	case "vector":
+		if kb.EmbeddingModel == "" {
+			writeError(w, invalid("field \"mode\": knowledge base %q is keyword-only (no embedding model)", kb.Name))
+			return
+		}
+	default:
+		writeError(w, invalid("field \"mode\": want \"hybrid\", \"vector\" or \"keyword\""))
+		return
+	}
+	h, err := k.open(r.Context(), kb)
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
+		return
+	}
+	sources, err := h.retriever(req.Mode).Retrieve(r.Context(), req.Query, req.TopK)
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "search: %v", err))
+		return
+	}
+	frags := fragments(sources)
+	if frags == nil {
+		frags = []ragFragment{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": frags})
+}
+
+// validateKBRefs checks an agent's knowledge_base_ids.
+func (k *knowledge) validateKBRefs(ctx context.Context, a *meta.Agent) *apiError {
+	for _, id := range a.KnowledgeBaseIDs {
+		if _, err := k.store.KB(ctx, a.TenantID, id); err != nil {
+			if errors.Is(err, meta.ErrNotFound) {
+				return invalid("field \"knowledge_base_ids\": no knowledge base %q", id)
+			}
+			return asAPIError(err)
+		}
+	}
+	return nil
+}
