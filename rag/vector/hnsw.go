@@ -172,7 +172,10 @@ func (h *HNSW) maxLinks(l int) int {
 
 // Add inserts items, replacing any live item with the same ID (the old node
 // becomes a tombstone). The batch is validated first: on error nothing is
-// added.
+// added. Inserting costs a graph search per item and holds the write lock
+// for the whole batch, so add large collections in batches of a few
+// thousand to let searches run in between. If ctx is cancelled part-way,
+// the items inserted so far stay.
 func (h *HNSW) Add(ctx context.Context, items ...Item) error {
 	if err := ctx.Err(); err != nil {
 		return err

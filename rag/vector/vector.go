@@ -54,7 +54,8 @@ func (f Filter) Match(meta map[string]string) bool {
 // Index is what retrievers use; [Flat] and [HNSW] implement it.
 type Index interface {
 	// Add inserts items; an item whose ID is already present replaces it.
-	// Either every item is added or, on error, none is.
+	// A batch with any invalid item adds nothing; a batch interrupted by
+	// ctx keeps the items inserted before the interruption.
 	Add(ctx context.Context, items ...Item) error
 	// Delete removes the items with the given IDs; unknown IDs are ignored.
 	Delete(ctx context.Context, ids ...string) error
