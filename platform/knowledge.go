@@ -56,9 +56,7 @@ type kbHandle struct {
 	kb       meta.KnowledgeBase
 	index    *rag.EmbeddedIndex
 	ingester *rag.Ingester
-	hybrid   *rag.MultiRetriever
-	keyword  rag.Retriever
-	vector   rag.Retriever // nil when keyword-only
+	embedder rag.Embedder // nil when keyword-only
 }
 
 func newKnowledge(s *Server, store kbStore) *knowledge {
@@ -140,21 +138,7 @@ func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	if err != nil {
 		return nil, err
 	}
-	h := &kbHandle{kb: kb, index: index, ingester: ing}
-	kr, err := rag.NewKeywordRetriever(kwIndex, index, rag.InCollection(kb.ID))
-	if err != nil {
-		return nil, err
-	}
-	h.keyword = kr
-	var vr rag.Retriever
-	if embedder != nil {
-		v, err := rag.NewVectorRetriever(vecIndex, embedder, index, rag.InCollection(kb.ID))
-		if err != nil {
-			return nil, err
-		}
-		vr, h.vector = v, v
-	}
-	h.hybrid = rag.NewHybrid(kr, vr)
+	h := &kbHandle{kb: kb, index: index, ingester: ing, embedder: embedder}
 	k.kbs[key] = h
 	return h, nil
 }
@@ -234,7 +218,6 @@ func (k *knowledge) ingest(h *kbHandle, doc meta.Document, data []byte) {
 // Knowledge bases that fail are skipped and logged.
 func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []ragFragment, error) {
 	multi := &rag.MultiRetriever{}
-	names := map[string]string{}
 	for _, id := range agent.KnowledgeBaseIDs {
 		kb, err := k.store.KB(ctx, agent.TenantID, id)
 		if err != nil {
@@ -246,8 +229,12 @@ func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, 
 			k.s.log.WarnContext(ctx, "knowledge base unavailable; recalling without it", "knowledge_base", id, "err", err)
 			continue
 		}
-		names[kb.ID] = kb.Name
-		multi.Retrievers = append(multi.Retrievers, rag.NamedRetriever{Name: kb.Name, Retriever: h.retriever(agent.Retrieval.Mode)})
+		r, err := h.retriever(agent.Retrieval.Mode, agent.Retrieval.TopK, agent.Retrieval.MinScore)
+		if err != nil {
+			k.s.log.WarnContext(ctx, "knowledge base unavailable; recalling without it", "knowledge_base", id, "err", err)
+			continue
+		}
+		multi.Retrievers = append(multi.Retrievers, rag.NamedRetriever{Name: kb.Name, Retriever: r})
 	}
 	if len(multi.Retrievers) == 0 {
 		return rag.Augmentation{Message: msg}, nil, errors.New("no knowledge base could be opened")
@@ -256,32 +243,35 @@ func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, 
 	for _, d := range rc.Degraded {
 		k.s.log.WarnContext(ctx, "retrieval degraded", "agent", agent.ID, "step", d.Step, "name", d.Name, "err", d.Err)
 	}
-	var kept []rag.Source
-	for _, src := range rc.Sources {
-		if src.Score >= agent.Retrieval.MinScore {
-			kept = append(kept, src)
-		}
-	}
-	if len(kept) == 0 {
+	if len(rc.Sources) == 0 {
 		return rag.Augmentation{Message: msg}, nil, nil
 	}
 	inj := rag.ContentInjector{}
-	augmented, used := inj.Inject(msg, kept)
+	augmented, used := inj.Inject(msg, rc.Sources)
 	return rag.Augmentation{Message: augmented, Sources: used}, fragments(used), nil
 }
 
 // retriever returns the knowledge base's retriever for a retrieval mode.
-func (h *kbHandle) retriever(mode string) rag.Retriever {
-	switch mode {
-	case "keyword":
-		return h.keyword
-	case "vector":
-		if h.vector != nil {
-			return h.vector
-		}
-		return h.keyword
+// minScore applies to each member on its own scale (cosine similarity,
+// BM25) before fusion, where scores are comparable. Retrievers are cheap
+// views over the indexes, made per call.
+func (h *kbHandle) retriever(mode string, topK int, minScore float64) (rag.Retriever, error) {
+	opts := []rag.RetrieveOption{rag.InCollection(h.kb.ID), rag.TopK(topK), rag.MinScore(minScore)}
+	kr, err := rag.NewKeywordRetriever(h.index.Keywords(), h.index, opts...)
+	if err != nil {
+		return nil, err
 	}
-	return h.hybrid
+	if mode == "keyword" || h.embedder == nil {
+		return kr, nil
+	}
+	vr, err := rag.NewVectorRetriever(h.index.Vectors(), h.embedder, h.index, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if mode == "vector" {
+		return vr, nil
+	}
+	return rag.NewHybrid(kr, vr), nil
 }
 
 // fragments turns sources into the API's rag fragments.
@@ -618,7 +608,12 @@ func (k *knowledge) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
 		return
 	}
-	sources, err := h.retriever(req.Mode).Retrieve(r.Context(), req.Query, req.TopK)
+	ret, err := h.retriever(req.Mode, req.TopK, 0)
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "search: %v", err))
+		return
+	}
+	sources, err := ret.Retrieve(r.Context(), req.Query, req.TopK)
 	if err != nil {
 		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "search: %v", err))
 		return
