@@ -184,12 +184,22 @@ func singleLetters(word string) bool {
 // wordCuts cuts before every word: after whitespace runs and around each
 // wide (CJK) character, which is a word of its own.
 func wordCuts(text string, start, end int) []int {
-	var cuts []int
+	return appendWordCuts(nil, text, start, end)
+}
+
+// appendWordCuts appends the cuts of wordCuts to cuts.
+func appendWordCuts(cuts []int, text string, start, end int) []int {
 	prevSpace, prevWide := false, false
 	for i := start; i < end; {
-		r, size := utf8.DecodeRuneInString(text[i:end])
-		space := unicode.IsSpace(r)
-		wide := isWide(r)
+		var space, wide bool
+		size := 1
+		if c := text[i]; c < utf8.RuneSelf {
+			space = isSpaceByte(c)
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(text[i:end])
+			space, wide = unicode.IsSpace(r), isWide(r)
+		}
 		if i > start && !space && (prevSpace || wide || prevWide) {
 			cuts = append(cuts, i)
 		}

@@ -201,7 +201,7 @@ func (e *engine) overlapStart(text string, chunk []piece, start, budget int) (in
 		for from < end && !utf8.RuneStart(text[from]) {
 			from++
 		}
-		var cands []int
+		cands := make([]int, 0, (end-from)/4+len(chunk))
 		for _, p := range chunk {
 			if p.end <= from {
 				continue
@@ -216,10 +216,11 @@ func (e *engine) overlapStart(text string, chunk []piece, start, budget int) (in
 			if s > start {
 				cands = append(cands, s)
 			}
-			for _, c := range wordCuts(text, s, p.end) {
-				if c > start {
-					cands = append(cands, c)
-				}
+			if s <= start {
+				s = start + 1 // cuts must lie after start
+			}
+			if s < p.end {
+				cands = appendWordCuts(cands, text, s-1, p.end)
 			}
 		}
 		// Counts fall as b moves right: find the first candidate that fits.
