@@ -62,6 +62,10 @@ WEFT_MODEL sets the default model.`,
 		newAskCmd(e),
 		newModelsCmd(e),
 		newVersionCmd(e),
+		newServeCmd(e),
+		newChatCmd(e),
+		newAgentCmd(e),
+		newSessionCmd(e),
 	)
 	return root
 }
