@@ -20,6 +20,7 @@ import (
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider"
+	"github.com/weftlabs/weft/tool/httptool"
 )
 
 // Config is what a Server is built from. Meta and Sessions are required;
@@ -82,6 +83,10 @@ type Server struct {
 	engines engines
 
 	knowledge     knowledgeService
+	tools         *tools
+	// httpToolOptions are extra options of every HTTP tool (tests allow
+	// loopback with them).
+	httpToolOptions []httptool.Option
 	toolSources   []toolSource
 	refValidators []func(context.Context, *meta.Agent) *apiError
 }
@@ -140,6 +145,11 @@ func New(cfg Config) (*Server, error) {
 		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
 	}
 	s.toolSources = append(s.toolSources, s.delegateTools)
+	if ts, ok := cfg.Meta.(toolStore); ok {
+		s.tools = newTools(s, ts)
+		s.toolSources = append(s.toolSources, s.tools.agentTools)
+		s.refValidators = append(s.refValidators, s.tools.validateToolRefs)
+	}
 	if ks, ok := cfg.Meta.(kbStore); ok {
 		k := newKnowledge(s, ks)
 		s.knowledge = k
@@ -149,9 +159,13 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the server's background work (the invalidation subscriber).
+// Close stops the server's background work (the invalidation subscriber)
+// and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
 	s.bus.close()
+	if s.tools != nil {
+		s.tools.close()
+	}
 	return nil
 }
 
@@ -178,6 +192,9 @@ func (s *Server) routes() {
 	s.extraRoutes()
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.routes(s)
+	}
+	if s.tools != nil {
+		s.tools.routes(s)
 	}
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,463 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/tool/httptool"
+	"github.com/weftlabs/weft/tool/mcptool"
+	"github.com/weftlabs/weft/tool/sqltool"
+)
+
+// The tool registry: each tenant registers HTTP tools, MCP servers (whose
+// tools each become a tool of their own) and SQL tools; agents whitelist
+// them by id in tool_ids. A model that names a tool the agent has not
+// whitelisted gets an error result listing the tools it has: the tool is
+// simply not in the turn's tool set, so nothing a model says can run it.
+
+// toolStore is what the registry needs of the metadata store.
+type toolStore interface {
+	CreateTool(ctx context.Context, t meta.Tool) error
+	Tool(ctx context.Context, tenant, id string) (meta.Tool, error)
+	ListTools(ctx context.Context, tenant string) ([]meta.Tool, error)
+	DeleteTool(ctx context.Context, tenant, id string) error
+}
+
+// The kinds of tool record. An MCP server's record has kind "mcp"; each of
+// its tools has kind "mcp_tool" and the server's id as ParentID.
+const (
+	kindHTTP    = "http"
+	kindMCP     = "mcp"
+	kindMCPTool = "mcp_tool"
+	kindSQL     = "sql"
+)
+
+// toolDef is a tool as the API creates and shows it.
+type toolDef struct {
+	ID          string          `json:"id,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Kind        string          `json:"kind"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	HTTP        *httpDef        `json:"http,omitempty"`
+	MCP         *mcpDef         `json:"mcp,omitempty"`
+	SQL         *sqlDef         `json:"sql,omitempty"`
+	// ParentID is the MCP server a tool of kind mcp_tool belongs to;
+	// RemoteName is its name on that server.
+	ParentID   string    `json:"parent_id,omitempty"`
+	RemoteName string    `json:"remote_name,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+}
+
+type httpDef struct {
+	Method    string            `json:"method"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	TimeoutMS int               `json:"timeout_ms,omitempty"`
+}
+
+type mcpDef struct {
+	Transport string            `json:"transport"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+}
+
+type sqlDef struct {
+	Driver string   `json:"driver"`
+	DSNEnv string   `json:"dsn_env"`
+	Query  string   `json:"query"`
+	Bind   []string `json:"bind,omitempty"`
+}
+
+// tools is the registry's runtime: tools built from their records, kept
+// while their records live, and MCP connections shared by their tools.
+type tools struct {
+	s     *Server
+	store toolStore
+
+	mu    sync.Mutex
+	built map[string]tool.Tool        // tenant\x00id → http and sql tools
+	mcp   map[string]*mcptool.Server // tenant\x00server id → connection
+}
+
+func newTools(s *Server, store toolStore) *tools {
+	return &tools{s: s, store: store, built: map[string]tool.Tool{}, mcp: map[string]*mcptool.Server{}}
+}
+
+func (ts *tools) routes(s *Server) {
+	s.handle("POST /v1/tools", ts.create)
+	s.handle("GET /v1/tools", ts.list)
+	s.handle("GET /v1/tools/{id}", ts.get)
+	s.handle("DELETE /v1/tools/{id}", ts.delete)
+	s.handle("POST /v1/tools/{id}/refresh", ts.refresh)
+}
+
+func (ts *tools) getenv(name string) (string, bool) {
+	v := ts.s.cfg.Getenv(name)
+	return v, v != ""
+}
+
+// build makes the runnable tool of an http or sql definition.
+func (ts *tools) build(d toolDef) (tool.Tool, error) {
+	switch d.Kind {
+	case kindHTTP:
+		return httptool.New(httptool.Config{Name: d.Name, Description: d.Description, Method: d.HTTP.Method, URL: d.HTTP.URL,
+			Headers: d.HTTP.Headers, Parameters: d.Parameters, Timeout: time.Duration(d.HTTP.TimeoutMS) * time.Millisecond},
+			append([]httptool.Option{httptool.WithGetenv(ts.getenv)}, ts.s.httpToolOptions...)...)
+	case kindSQL:
+		return sqltool.New(sqltool.Config{Name: d.Name, Description: d.Description, Driver: d.SQL.Driver, DSNEnv: d.SQL.DSNEnv,
+			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters}, sqltool.WithGetenv(ts.getenv))
+	}
+	return nil, errors.New("unknown tool kind " + d.Kind)
+}
+
+// server returns the connection to an MCP server record, connecting once.
+func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool.Server, error) {
+	key := tenant + "\x00" + d.ID
+	ts.mu.Lock()
+	srv, ok := ts.mcp[key]
+	ts.mu.Unlock()
+	if ok {
+		return srv, nil
+	}
+	srv, err := mcptool.New(mcptool.Config{Name: d.Name, Transport: d.MCP.Transport, Command: d.MCP.Command, Args: d.MCP.Args,
+		Env: d.MCP.Env, URL: d.MCP.URL, Headers: d.MCP.Headers}, mcptool.WithGetenv(ts.getenv))
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Connect(ctx); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	ts.mu.Lock()
+	if prev, ok := ts.mcp[key]; ok {
+		ts.mu.Unlock()
+		srv.Close()
+		return prev, nil
+	}
+	ts.mcp[key] = srv
+	ts.mu.Unlock()
+	return srv, nil
+}
+
+// runnable returns the tools a record stands for: itself (http, sql, an MCP
+// server's tool) or all the tools of an MCP server.
+func (ts *tools) runnable(ctx context.Context, rec meta.Tool) ([]tool.Tool, error) {
+	var d toolDef
+	if err := json.Unmarshal(rec.Config, &d); err != nil {
+		return nil, err
+	}
+	d.ID = rec.ID
+	switch d.Kind {
+	case kindHTTP, kindSQL:
+		key := rec.TenantID + "\x00" + rec.ID
+		ts.mu.Lock()
+		t, ok := ts.built[key]
+		ts.mu.Unlock()
+		if ok {
+			return []tool.Tool{t}, nil
+		}
+		t, err := ts.build(d)
+		if err != nil {
+			return nil, err
+		}
+		ts.mu.Lock()
+		ts.built[key] = t
+		ts.mu.Unlock()
+		return []tool.Tool{t}, nil
+	case kindMCP:
+		srv, err := ts.server(ctx, rec.TenantID, d)
+		if err != nil {
+			return nil, err
+		}
+		return srv.Tools(), nil
+	case kindMCPTool:
+		parent, err := ts.store.Tool(ctx, rec.TenantID, d.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		all, err := ts.runnable(ctx, parent)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range all {
+			if t.Spec().Name == d.Name {
+				return []tool.Tool{t}, nil
+			}
+		}
+		return nil, errors.New("the MCP server no longer offers tool " + d.Name + "; refresh it")
+	}
+	return nil, errors.New("unknown tool kind " + d.Kind)
+}
+
+// agentTools is the tool source of whitelisted tools. A tool that cannot be
+// built (a deleted record, an MCP server that does not start) is left out
+// and logged: tools are an enhancement, the turn goes on.
+func (ts *tools) agentTools(ctx context.Context, agent meta.Agent, _ turnInput) ([]tool.Tool, error) {
+	var out []tool.Tool
+	seen := map[string]bool{}
+	for _, id := range agent.ToolIDs {
+		rec, err := ts.store.Tool(ctx, agent.TenantID, id)
+		if err != nil {
+			ts.s.log.WarnContext(ctx, "whitelisted tool unavailable", "agent", agent.ID, "tool", id, "err", err)
+			continue
+		}
+		got, err := ts.runnable(ctx, rec)
+		if err != nil {
+			ts.s.log.WarnContext(ctx, "whitelisted tool unavailable", "agent", agent.ID, "tool", id, "err", err)
+			continue
+		}
+		for _, t := range got {
+			if name := t.Spec().Name; !seen[name] {
+				seen[name] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// validateToolRefs checks an agent's tool_ids.
+func (ts *tools) validateToolRefs(ctx context.Context, a *meta.Agent) *apiError {
+	for _, id := range a.ToolIDs {
+		if _, err := ts.store.Tool(ctx, a.TenantID, id); err != nil {
+			if errors.Is(err, meta.ErrNotFound) {
+				return invalid("field \"tool_ids\": no tool %q", id)
+			}
+			return asAPIError(err)
+		}
+	}
+	return nil
+}
+
+// create: POST /v1/tools.
+func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	var d toolDef
+	if e := decodeJSON(w, r, &d); e != nil {
+		writeError(w, e)
+		return
+	}
+	d.Name = strings.TrimSpace(d.Name)
+	d.ID, d.ParentID, d.RemoteName, d.CreatedAt = meta.NewID("tool"), "", "", time.Now().UTC()
+	switch {
+	case !tool.ValidName(d.Name):
+		writeError(w, invalid("field \"name\": want 1 to 64 letters, digits, _ or -"))
+		return
+	case strings.HasPrefix(d.Name, delegatePrefix):
+		writeError(w, invalid("field \"name\": names starting with %q are reserved for delegation", delegatePrefix))
+		return
+	}
+	var children []meta.Tool
+	switch d.Kind {
+	case kindHTTP:
+		if d.HTTP == nil {
+			writeError(w, invalid("field \"http\" is required for kind \"http\""))
+			return
+		}
+		if _, err := ts.build(d); err != nil {
+			writeError(w, invalid("field \"http\": %v", err))
+			return
+		}
+	case kindSQL:
+		if d.SQL == nil {
+			writeError(w, invalid("field \"sql\" is required for kind \"sql\""))
+			return
+		}
+		if err := sqltool.CheckQuery(d.SQL.Driver, d.SQL.Query); err != nil {
+			writeError(w, invalid("field \"sql.query\": %v", err))
+			return
+		}
+		t, err := ts.build(d)
+		if err != nil {
+			writeError(w, invalid("field \"sql\": %v", err))
+			return
+		}
+		if c, ok := t.(io.Closer); ok {
+			c.Close()
+		}
+	case kindMCP:
+		if d.MCP == nil {
+			writeError(w, invalid("field \"mcp\" is required for kind \"mcp\""))
+			return
+		}
+		// Registering lists the server's tools: each becomes a tool record.
+		srv, err := ts.server(r.Context(), p.Tenant, d)
+		if err != nil {
+			writeError(w, invalid("field \"mcp\": the server could not be reached: %v", err))
+			return
+		}
+		for _, t := range srv.Tools() {
+			spec := t.Spec()
+			child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: d.ID}
+			cfg, _ := json.Marshal(child)
+			children = append(children, meta.Tool{ID: meta.NewID("tool"), TenantID: p.Tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: d.ID, Config: cfg, CreatedAt: d.CreatedAt})
+		}
+	default:
+		writeError(w, invalid("field \"kind\": want \"http\", \"mcp\" or \"sql\""))
+		return
+	}
+	cfg, _ := json.Marshal(d)
+	rec := meta.Tool{ID: d.ID, TenantID: p.Tenant, Name: d.Name, Kind: d.Kind, Config: cfg, CreatedAt: d.CreatedAt}
+	if err := ts.store.CreateTool(r.Context(), rec); err != nil {
+		ts.forget(p.Tenant, d.ID)
+		if errors.Is(err, meta.ErrConflict) {
+			writeError(w, errorf(http.StatusConflict, CodeConflict, "a tool named %q already exists", d.Name))
+			return
+		}
+		writeError(w, asAPIError(err))
+		return
+	}
+	for _, c := range children {
+		if err := ts.store.CreateTool(r.Context(), c); err != nil {
+			ts.store.DeleteTool(context.WithoutCancel(r.Context()), p.Tenant, d.ID)
+			ts.forget(p.Tenant, d.ID)
+			if errors.Is(err, meta.ErrConflict) {
+				writeError(w, errorf(http.StatusConflict, CodeConflict, "the MCP server's tool %q clashes with an existing tool name; register the server under another name", c.Name))
+				return
+			}
+			writeError(w, asAPIError(err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusCreated, ts.view(rec))
+}
+
+// view shows a record as the API does: its definition with id and date.
+func (ts *tools) view(rec meta.Tool) toolDef {
+	var d toolDef
+	json.Unmarshal(rec.Config, &d)
+	d.ID, d.CreatedAt = rec.ID, rec.CreatedAt
+	if d.Kind == kindMCPTool {
+		d.ParentID = rec.ParentID
+	}
+	return d
+}
+
+func (ts *tools) list(w http.ResponseWriter, r *http.Request) {
+	recs, err := ts.store.ListTools(r.Context(), principalFrom(r.Context()).Tenant)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	out := make([]toolDef, len(recs))
+	for i, rec := range recs {
+		out[i] = ts.view(rec)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (ts *tools) get(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rec, err := ts.store.Tool(r.Context(), principalFrom(r.Context()).Tenant, id)
+	if err != nil {
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, ts.view(rec))
+}
+
+func (ts *tools) delete(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	id := r.PathValue("id")
+	if err := ts.store.DeleteTool(r.Context(), p.Tenant, id); err != nil {
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	ts.forget(p.Tenant, id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// refresh: POST /v1/tools/{id}/refresh re-lists an MCP server's tools.
+func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	id := r.PathValue("id")
+	rec, err := ts.store.Tool(r.Context(), p.Tenant, id)
+	if err != nil {
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	if rec.Kind != kindMCP {
+		writeError(w, invalid("tool %q is not an MCP server", rec.Name))
+		return
+	}
+	d := ts.view(rec)
+	srv, err := ts.server(r.Context(), p.Tenant, d)
+	if err != nil {
+		writeError(w, errorf(http.StatusBadGateway, CodeUnavailable, "the MCP server could not be reached: %v", err))
+		return
+	}
+	fresh, err := srv.Refresh(r.Context())
+	if err != nil {
+		writeError(w, errorf(http.StatusBadGateway, CodeUnavailable, "refresh: %v", err))
+		return
+	}
+	existing, err := ts.store.ListTools(r.Context(), p.Tenant)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	have := map[string]bool{}
+	for _, t := range existing {
+		if t.ParentID == id {
+			have[t.Name] = true
+		}
+	}
+	for _, t := range fresh {
+		spec := t.Spec()
+		if have[spec.Name] {
+			continue
+		}
+		child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: id}
+		cfg, _ := json.Marshal(child)
+		if err := ts.store.CreateTool(r.Context(), meta.Tool{ID: meta.NewID("tool"), TenantID: p.Tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: id, Config: cfg, CreatedAt: time.Now().UTC()}); err != nil && !errors.Is(err, meta.ErrConflict) {
+			writeError(w, asAPIError(err))
+			return
+		}
+	}
+	ts.list(w, r)
+}
+
+// forget drops the runtime of a deleted record (closing connections).
+func (ts *tools) forget(tenant, id string) {
+	key := tenant + "\x00" + id
+	ts.mu.Lock()
+	t := ts.built[key]
+	srv := ts.mcp[key]
+	delete(ts.built, key)
+	delete(ts.mcp, key)
+	ts.mu.Unlock()
+	if c, ok := t.(io.Closer); ok {
+		c.Close()
+	}
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// close ends every MCP connection and SQL pool.
+func (ts *tools) close() {
+	ts.mu.Lock()
+	built, servers := ts.built, ts.mcp
+	ts.built, ts.mcp = map[string]tool.Tool{}, map[string]*mcptool.Server{}
+	ts.mu.Unlock()
+	for _, t := range built {
+		if c, ok := t.(io.Closer); ok {
+			c.Close()
+		}
+	}
+	for _, srv := range servers {
+		srv.Close()
+	}
+}
