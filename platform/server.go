@@ -82,13 +82,13 @@ type Server struct {
 	turns   *turnRegistry
 	engines engines
 
-	knowledge     knowledgeService
-	tools         *tools
+	knowledge knowledgeService
+	tools     *tools
 	// httpToolOptions are extra options of every HTTP tool (tests allow
 	// loopback with them).
 	httpToolOptions []httptool.Option
-	toolSources   []toolSource
-	refValidators []func(context.Context, *meta.Agent) *apiError
+	toolSources     []toolSource
+	refValidators   []func(context.Context, *meta.Agent) *apiError
 }
 
 // New returns a Server over cfg.

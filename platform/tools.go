@@ -87,7 +87,7 @@ type tools struct {
 	store toolStore
 
 	mu    sync.Mutex
-	built map[string]tool.Tool        // tenant\x00id → http and sql tools
+	built map[string]tool.Tool       // tenant\x00id → http and sql tools
 	mcp   map[string]*mcptool.Server // tenant\x00server id → connection
 }
 
