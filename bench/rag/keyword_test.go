@@ -92,12 +92,14 @@ func latencies(b *testing.B, queries []string, run func(q string) int) {
 	var times []time.Duration
 	hits := 0
 	i := 0
+	cpu := startCPU()
 	for b.Loop() {
 		start := time.Now()
 		hits += run(queries[i%len(queries)])
 		times = append(times, time.Since(start))
 		i++
 	}
+	cpu.report(b, 1e6, "cpu-µs/query")
 	slices.Sort(times)
 	pct := func(p float64) float64 {
 		return float64(times[int(math.Min(float64(len(times)-1), p*float64(len(times))))].Nanoseconds()) / 1e3
