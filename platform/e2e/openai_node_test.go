@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/weftlabs/weft/llmtest"
+	"github.com/weftlabs/weft/platform/client"
+)
+
+// TestOpenAINodeClient runs the official OpenAI Node client (pinned in
+// testdata/openai-node) against the OpenAI-compatible endpoint: model list,
+// a blocking completion, a streamed one with usage, the SDK's stream
+// helper, an API error, and session continuity through X-Weft-Session.
+// It needs `npm ci` in that folder; .ci/run does it and sets
+// WEFT_TEST_NODE=1, which turns the skip into a failure.
+func TestOpenAINodeClient(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "openai-node")
+	required := os.Getenv("WEFT_TEST_NODE") == "1"
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))
+	}
+	if err != nil {
+		if required {
+			t.Fatalf("WEFT_TEST_NODE=1 but the Node client is not installed (%v): run npm ci in %s", err, dir)
+		}
+		t.Skipf("the OpenAI Node client is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
+	}
+
+	up := llmtest.NewServer(
+		llmtest.Reply("Paris is the capital of France."),
+		llmtest.Turn{Text: "Rome is the capital of Italy.", Chunks: 5},
+		llmtest.Turn{Text: "Madrid.", Chunks: 2},
+	)
+	t.Cleanup(up.Close)
+	url, key := inProcess(t, up)
+	c := client.New(url, key)
+	if _, err := c.CreateAgent(t.Context(), client.Agent{Name: "geo", Model: "openai/gpt-4o-mini", SystemPrompt: "Answer geography questions."}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"WEFT_BASE_URL=" + url + "/v1", "WEFT_API_KEY=" + key, "WEFT_MODEL=geo"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
+	}
+	type usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	var got struct {
+		Models   []string `json:"models"`
+		Blocking struct {
+			Text         string `json:"text"`
+			FinishReason string `json:"finish_reason"`
+			Object       string `json:"object"`
+			Session      string `json:"session"`
+			Usage        *usage `json:"usage"`
+		} `json:"blocking"`
+		Stream struct {
+			Text         string `json:"text"`
+			FinishReason string `json:"finish_reason"`
+			Session      string `json:"session"`
+			Usage        *usage `json:"usage"`
+			Chunks       int    `json:"chunks"`
+		} `json:"stream"`
+		Helper struct {
+			Text string `json:"text"`
+		} `json:"helper"`
+		Error *struct {
+			Status     int    `json:"status"`
+			Code       string `json:"code"`
+			IsAPIError bool   `json:"is_api_error"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("script output %q: %v", out, err)
+	}
+
+	if len(got.Models) != 1 || got.Models[0] != "geo" {
+		t.Errorf("models = %v, want [geo]", got.Models)
+	}
+	b := got.Blocking
+	if b.Text != "Paris is the capital of France." || b.FinishReason != "stop" || b.Object != "chat.completion" ||
+		b.Usage == nil || b.Usage.TotalTokens == 0 || b.Usage.TotalTokens != b.Usage.PromptTokens+b.Usage.CompletionTokens || b.Session == "" {
+		t.Errorf("blocking = %+v (usage %+v)", b, b.Usage)
+	}
+	s := got.Stream
+	if s.Text != "Rome is the capital of Italy." || s.FinishReason != "stop" || s.Chunks < 5 || s.Usage == nil || s.Usage.TotalTokens == 0 {
+		t.Errorf("stream = %+v (usage %+v)", s, s.Usage)
+	}
+	if s.Session != b.Session {
+		t.Errorf("the streamed turn ran in session %q, not the X-Weft-Session sent (%q)", s.Session, b.Session)
+	}
+	if got.Helper.Text != "Madrid." {
+		t.Errorf("stream helper = %+v", got.Helper)
+	}
+	if got.Error == nil || got.Error.Status != 404 || got.Error.Code != "not_found" || !got.Error.IsAPIError {
+		t.Errorf("unknown model error = %+v", got.Error)
+	}
+
+	// The session carried history to the model: the third request holds
+	// the two earlier turns.
+	reqs := up.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d upstream requests, want 3", len(reqs))
+	}
+	var roles []string
+	for _, m := range reqs[2].Messages {
+		roles = append(roles, m.Role+":"+m.Text())
+	}
+	want := []string{"system:Answer geography questions.", "user:What is the capital of France?", "assistant:Paris is the capital of France.",
+		"user:And of Italy?", "assistant:Rome is the capital of Italy.", "user:And of Spain?"}
+	if mustJSON(roles) != mustJSON(want) {
+		t.Errorf("third upstream request = %v\nwant %v", roles, want)
+	}
+	msgs, err := c.Messages(t.Context(), b.Session)
+	if err != nil || len(msgs) != 6 {
+		t.Fatalf("session messages = %d, %v", len(msgs), err)
+	}
+}

@@ -1,0 +1,82 @@
+// Drives the official OpenAI Node client against weft serve's
+// OpenAI-compatible endpoint and prints what it saw as one JSON object,
+// which platform/e2e's TestOpenAINodeClient asserts on.
+//
+// Environment: WEFT_BASE_URL (ending in /v1), WEFT_API_KEY, WEFT_MODEL (an
+// agent name).
+import OpenAI from "openai";
+
+const client = new OpenAI({
+  baseURL: process.env.WEFT_BASE_URL,
+  apiKey: process.env.WEFT_API_KEY,
+  maxRetries: 0,
+  timeout: 30_000,
+});
+const model = process.env.WEFT_MODEL;
+const out = {};
+
+const models = await client.models.list();
+out.models = models.data.map((m) => m.id);
+
+// Blocking: a new session, returned in X-Weft-Session.
+const first = await client.chat.completions
+  .create({ model, messages: [{ role: "user", content: "What is the capital of France?" }] })
+  .withResponse();
+const session = first.response.headers.get("x-weft-session");
+out.blocking = {
+  text: first.data.choices[0].message.content,
+  finish_reason: first.data.choices[0].finish_reason,
+  object: first.data.object,
+  usage: first.data.usage,
+  session,
+};
+
+// Streamed, with usage, continuing the session.
+const streamed = await client.chat.completions
+  .create(
+    {
+      model,
+      messages: [{ role: "user", content: "And of Italy?" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    },
+    { headers: { "X-Weft-Session": session } },
+  )
+  .withResponse();
+let text = "";
+let usage = null;
+let chunks = 0;
+let finish = null;
+for await (const chunk of streamed.data) {
+  chunks++;
+  if (chunk.usage) usage = chunk.usage;
+  for (const c of chunk.choices) {
+    if (c.delta?.content) text += c.delta.content;
+    if (c.finish_reason) finish = c.finish_reason;
+  }
+}
+out.stream = {
+  text,
+  usage,
+  chunks,
+  finish_reason: finish,
+  session: streamed.response.headers.get("x-weft-session"),
+};
+
+// The SDK's helper that accumulates a stream.
+const runner = client.chat.completions.stream(
+  { model, messages: [{ role: "user", content: "And of Spain?" }] },
+  { headers: { "X-Weft-Session": session } },
+);
+const final = await runner.finalChatCompletion();
+out.helper = { text: final.choices[0].message.content };
+
+// An unknown model is an API error the SDK understands.
+try {
+  await client.chat.completions.create({ model: "no-such-agent", messages: [{ role: "user", content: "hi" }] });
+  out.error = null;
+} catch (e) {
+  out.error = { status: e.status, code: e.code ?? null, type: e.type ?? null, is_api_error: e instanceof OpenAI.APIError };
+}
+
+process.stdout.write(JSON.stringify(out) + "\n");
