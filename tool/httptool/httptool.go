@@ -213,8 +213,41 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	if t.timeout <= 0 {
 		t.timeout = DefaultTimeout
 	}
-	g := &guard{allow: *allow, resolver: o.resolver, dialer: net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}}
-	t.client = &http.Client{
+	t.client = newClient(&guard{allow: *allow, resolver: o.resolver}, t.timeout)
+	return t, nil
+}
+
+// NewClient returns an HTTP client behind the same SSRF guard as the tools
+// (allow list from [AllowEnv] or [WithAllow], resolver from [WithResolver]),
+// for other outbound requests configured by users — MCP servers over HTTP,
+// for example. It has no overall timeout: bound requests with their
+// context.
+func NewClient(opts ...Option) (*http.Client, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	allow := o.allow
+	if allow == nil {
+		a, err := envAllow()
+		if err != nil {
+			return nil, fmt.Errorf("httptool: %w", err)
+		}
+		allow = &a
+	}
+	if o.resolver == nil {
+		o.resolver = net.DefaultResolver
+	}
+	return newClient(&guard{allow: *allow, resolver: o.resolver}, 0), nil
+}
+
+// newClient returns a client whose every connection and redirect passes g.
+func newClient(g *guard, headerTimeout time.Duration) *http.Client {
+	g.dialer = net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil, // a proxy would dial on our behalf, past the guard
 			DialContext:           g.dial,
@@ -222,7 +255,7 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 			MaxIdleConnsPerHost:   4,
 			IdleConnTimeout:       30 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: t.timeout,
+			ResponseHeaderTimeout: headerTimeout,
 		},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > MaxRedirects {
@@ -236,7 +269,12 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 			return g.checkHost(req.URL.Hostname())
 		},
 	}
-	return t, nil
+}
+
+// Close releases the tool's idle connections. The tool stays usable.
+func (t *Tool) Close() error {
+	t.client.CloseIdleConnections()
+	return nil
 }
 
 // Config returns the tool's configuration as given, header references

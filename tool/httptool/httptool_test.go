@@ -414,3 +414,26 @@ func FuzzTemplate(f *testing.F) {
 		}
 	})
 }
+
+func TestNewClient(t *testing.T) {
+	t.Parallel()
+	srv := echoServer(t)
+	c, err := httptool.NewClient(httptool.WithAllow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get(srv.URL)
+	wantBlocked(t, err)
+	c, err = httptool.NewClient(httptool.WithAllow("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := httptool.NewClient(httptool.WithAllow("not a host")); err == nil {
+		t.Error("NewClient accepted a bad allow list")
+	}
+}

@@ -120,18 +120,17 @@ type Server struct {
 	httpClient *http.Client
 	getenv     func(string) (string, bool)
 
-	mu      sync.Mutex
-	sess    *session // nil when not connected
-	gen     uint64   // counts sessions
-	closed  bool
-	tools   []*Tool
-	connect sync.Mutex // serialises (re)connection
+	mu       sync.Mutex
+	sess     *session // nil when not connected
+	closed   bool
+	tools    []*Tool
+	connect  sync.Mutex     // serialises (re)connection
+	sessions sync.WaitGroup // one per session until it has ended and been reaped
 }
 
 // session is one live connection; done is closed when it ends.
 type session struct {
 	cs     *mcp.ClientSession
-	gen    uint64
 	done   chan struct{}
 	stderr *tailBuffer // stdio only
 }
@@ -257,11 +256,13 @@ func (s *Server) Close() error {
 	sess := s.sess
 	s.sess = nil
 	s.mu.Unlock()
-	if sess == nil {
-		return nil
+	var err error
+	if sess != nil {
+		err = sess.cs.Close()
 	}
-	err := sess.cs.Close()
-	<-sess.done
+	// Wait for every session, including failed ones still shutting down,
+	// so that no process outlives Close.
+	s.sessions.Wait()
 	if err != nil && !isGone(err) {
 		return fmt.Errorf("mcptool: server %s: close: %w", s.cfg.Name, err)
 	}
@@ -367,11 +368,10 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("mcptool: server %s: connect: %s", s.cfg.Name, msg)
 	}
-	s.mu.Lock()
-	s.gen++
-	sess := &session{cs: cs, gen: s.gen, done: make(chan struct{}), stderr: stderr}
-	s.mu.Unlock()
+	sess := &session{cs: cs, done: make(chan struct{}), stderr: stderr}
+	s.sessions.Add(1)
 	go func() {
+		defer s.sessions.Done()
 		// Wait returns when the connection ends: the process exited, the
 		// server closed the stream, or Close was called.
 		cs.Wait()

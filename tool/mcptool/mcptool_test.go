@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/tool/httptool"
 	"github.com/weftlabs/weft/tool/mcptool"
 )
 
@@ -304,5 +305,24 @@ func TestNewRejects(t *testing.T) {
 		if _, err := mcptool.New(c); err == nil {
 			t.Errorf("New(%+v) succeeded", c)
 		}
+	}
+}
+
+func TestHTTPGuardedClient(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil))
+	t.Cleanup(srv.Close)
+	guarded, err := httptool.NewClient(httptool.WithAllow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcptool.New(mcptool.Config{Name: "g", Transport: mcptool.HTTP, URL: srv.URL}, mcptool.WithHTTPClient(guarded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Connect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Connect to loopback through the guard: %v", err)
 	}
 }
