@@ -120,7 +120,8 @@ func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outc
 	inv := newInvocation(e.cfg.listeners, t.MemoryID)
 	ctx, span := e.startTurn(ctx, t)
 	inv.notify(ctx, Notice{Kind: NoticeStarted})
-	s := &turnState{e: e, t: t, inv: inv, emit: emit}
+	s := &turnState{e: e, turn: *t, inv: inv, emit: emit}
+	s.t = &s.turn // a copy: the caller's Turn stays on its stack
 	s.out = &s.outcome
 	s.out.Messages = s.msgBuf[:0]
 	s.out.Intermediate = s.respBuf[:0]
@@ -142,7 +143,8 @@ func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outc
 // turnState is one turn in progress.
 type turnState struct {
 	e      *Engine
-	t      *Turn
+	t      *Turn // &turn
+	turn   Turn
 	inv    *invocation
 	emit   func(Event) bool
 	stream bool

@@ -35,9 +35,10 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	if err != nil {
 		return nil, err
 	}
-	if p.out.kind == kindText || p.out.kind == kindMessage {
+	if (p.out.kind == kindText || p.out.kind == kindMessage) && !p.result {
 		// No parsing: the value is taken from the outcome and can live on
-		// the stack.
+		// the stack. Out's kind is string or Out is llm.Message (checked
+		// by newCodec), so it is written through a pointer of that type.
 		return func(ctx context.Context, in In) (Out, error) {
 			var out Out
 			t, err := p.turnOf(unsafe.Pointer(&in), fields)
@@ -48,13 +49,30 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 			if err != nil {
 				return out, err
 			}
-			if rp, ok := any(&out).(resultOut); ok {
-				rp.setOutcome(o)
-				fillOutcome(p.out.kind, o, rp.valuePtr())
+			if p.out.kind == kindText {
+				*(*string)(unsafe.Pointer(&out)) = o.Text
 			} else {
-				fillOutcome(p.out.kind, o, &out)
+				*(*llm.Message)(unsafe.Pointer(&out)) = o.Message
 			}
 			return out, nil
+		}, nil
+	}
+	if p.out.kind == kindText || p.out.kind == kindMessage {
+		return func(ctx context.Context, in In) (Out, error) {
+			var zero Out
+			t, err := p.turnOf(unsafe.Pointer(&in), fields)
+			if err != nil {
+				return zero, err
+			}
+			o, err := p.eng.run(ctx, &t, nil)
+			if err != nil {
+				return zero, err
+			}
+			out := new(Out)
+			rp := any(out).(resultOut)
+			rp.setOutcome(o)
+			fillOutcome(p.out.kind, o, rp.valuePtr())
+			return *out, nil
 		}, nil
 	}
 	return func(ctx context.Context, in In) (Out, error) {

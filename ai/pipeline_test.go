@@ -283,3 +283,40 @@ func TestListenersSeeOneInvocation(t *testing.T) {
 		t.Errorf("notices %q (ids %v), want %q", kinds, ids, want)
 	}
 }
+
+// A request transformer may rewrite messages in place; the history it is
+// given is a copy, so memory keeps what was said.
+func TestTransformerDoesNotChangeMemory(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(respond(func(req *llm.Request) *llm.Response { return text("answer") }))
+	chats := memory.MessageWindow(10)
+	shout := func(ctx context.Context, req *llm.Request, id string) error {
+		for i := range req.Messages[:len(req.Messages)-1] { // the history
+			for j := range req.Messages[i].Parts {
+				req.Messages[i].Parts[j].Text = strings.ToUpper(req.Messages[i].Parts[j].Text)
+			}
+		}
+		return nil
+	}
+	f, err := ai.Func[Chat, string](m, ai.MemoryPerID(chats), ai.User("{{.Msg}}"), ai.TransformRequest(shout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, q := range []string{"one", "two", "three"} {
+		if _, err := f(ctx, Chat{"a", q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := chats.Chat("a").Messages(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:one", "assistant:answer", "user:two", "assistant:answer", "user:three", "assistant:answer"}
+	if g := texts(got); !slices.Equal(g, want) {
+		t.Errorf("memory = %q, want %q", g, want)
+	}
+	if g := texts(m.Requests()[2].Messages[:4]); !slices.Equal(g, []string{"user:ONE", "assistant:ANSWER", "user:TWO", "assistant:ANSWER"}) {
+		t.Errorf("transformed history = %q", g)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weftlabs/weft/guardrail"
@@ -36,7 +37,31 @@ func (s *turnState) openMemory(ctx context.Context) (release func(), err error) 
 		release()
 		return nil, fmt.Errorf("ai: %w", err)
 	}
+	if c.transform != nil {
+		// History may share its data with the store (see
+		// memory.Chat.Messages); a transformer may rewrite requests in
+		// place, so it gets copies.
+		ownHistory(s.msgs)
+	}
 	return release, nil
+}
+
+// ownHistory gives msgs parts, images and tool calls of their own.
+func ownHistory(msgs []llm.Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Parts != nil {
+			m.Parts = slices.Clone(m.Parts)
+			for j := range m.Parts {
+				if img := m.Parts[j].Image; img != nil {
+					c := *img
+					c.Data = slices.Clone(c.Data)
+					m.Parts[j].Image = &c
+				}
+			}
+		}
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+	}
 }
 
 // prepare runs steps 2 to 7: system message, retrieval, input guardrails,

@@ -86,7 +86,18 @@ func (c *Chat) Window() Window { return c.window }
 
 // Messages appends to dst the messages that fit the window, system message
 // first, oldest first, and returns the extended slice.
+//
+// The messages may share their parts, images and tool calls with the
+// store (an [InMemory] store is read without copying): treat them as
+// read-only, and replace a message's slices rather than change their
+// elements.
 func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, error) {
+	if m, ok := c.store.(*InMemory); ok {
+		if err := ctx.Err(); err != nil {
+			return dst, fmt.Errorf("memory: load %s: %w", c.key.Session, err)
+		}
+		return m.appendMessages(c.key, c.window, dst), nil
+	}
 	recs, err := c.Records(ctx)
 	if err != nil {
 		return dst, err
@@ -113,27 +124,27 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	var buf [4]Record
-	recs := buf[:0]
-	for _, m := range msgs {
-		recs = append(recs, Record{Message: m, Tokens: tokens.MessageTokens(c.counter, m)})
-	}
-	stored, err := c.store.Append(ctx, c.key, recs...)
-	if err != nil {
-		return fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
+	var last int64
+	if m, ok := c.store.(*InMemory); ok {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
+		}
+		last = c.addInMemory(m, msgs)
+	} else {
+		var err error
+		if last, err = c.append(ctx, msgs); err != nil {
+			return err
+		}
 	}
 	t, ok := c.store.(Trimmer)
 	if !ok {
 		return nil
 	}
+	n := len(msgs)
 	// Trimming is amortised: records outside the window are never read,
 	// so they may wait until there are as many as the window holds.
 	switch w := c.window; {
 	case w.MaxMessages > 0:
-		last := int64(0)
-		for _, r := range stored {
-			last = max(last, r.Seq)
-		}
 		// Seqs have no gaps and a window holds at most MaxMessages log
 		// records, so nothing before this is ever read again.
 		before := last - int64(w.MaxMessages) + 1
@@ -144,12 +155,44 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 			c.trimmed.Store(before)
 		}
 	case w.MaxTokens > 0:
-		if c.added.Add(int64(len(recs))) >= trimSlack {
+		if c.added.Add(int64(n)) >= trimSlack {
 			c.added.Store(0)
 			return c.trim(ctx, t)
 		}
 	}
 	return nil
+}
+
+// append appends msgs to the store and returns the greatest Seq stored.
+func (c *Chat) append(ctx context.Context, msgs []llm.Message) (int64, error) {
+	recs := make([]Record, len(msgs))
+	for i, m := range msgs {
+		recs[i] = Record{Message: m, Tokens: tokens.MessageTokens(c.counter, m)}
+	}
+	stored, err := c.store.Append(ctx, c.key, recs...)
+	if err != nil {
+		return 0, fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
+	}
+	last := int64(0)
+	for _, r := range stored {
+		last = max(last, r.Seq)
+	}
+	return last, nil
+}
+
+// addInMemory is append for an [InMemory] store, which needs no copy of
+// the records it is given nor returns any: the records of a typical turn
+// are built on the stack.
+func (c *Chat) addInMemory(m *InMemory, msgs []llm.Message) int64 {
+	var buf [8]Record
+	recs := buf[:0]
+	if len(msgs) > len(buf) {
+		recs = make([]Record, 0, len(msgs))
+	}
+	for _, msg := range msgs {
+		recs = append(recs, Record{Message: msg, Tokens: tokens.MessageTokens(c.counter, msg)})
+	}
+	return m.add(c.key, recs, nil)
 }
 
 // trimSlack is the least number of records outside the window before a

@@ -41,6 +41,9 @@ func show(msgs []llm.Message) []string {
 	return out
 }
 
+// opaqueStore hides the type of a store (and its optional interfaces).
+type opaqueStore struct{ memory.Store }
+
 // oneToken counts every text as one token, so that MessageTokens is
 // 1 + MessageOverhead for a plain message.
 var oneToken = tokens.CounterFunc(func(string) int { return 1 })
@@ -48,58 +51,76 @@ var oneToken = tokens.CounterFunc(func(string) int { return 1 })
 func TestWindowRules(t *testing.T) {
 	t.Parallel()
 	const per = 1 + tokens.MessageOverhead // tokens of a plain message
+	mw := func(n int) func(memory.Store) *memory.Chats {
+		return func(s memory.Store) *memory.Chats { return memory.MessageWindow(n, memory.WithStore(s)) }
+	}
+	tw := func(n int) func(memory.Store) *memory.Chats {
+		return func(s memory.Store) *memory.Chats { return memory.TokenWindow(n, oneToken, memory.WithStore(s)) }
+	}
 	tests := []struct {
 		name  string
-		chats *memory.Chats
+		chats func(memory.Store) *memory.Chats
 		adds  [][]llm.Message
 		want  []string
 	}{
-		{"message window keeps the newest", memory.MessageWindow(2),
+		{"message window keeps the newest", mw(2),
 			[][]llm.Message{{user("a"), asst("b")}, {user("c")}},
 			[]string{"a:b", "u:c"}},
-		{"identical system not added twice", memory.MessageWindow(10),
+		{"identical system not added twice", mw(10),
 			[][]llm.Message{{sys("s"), user("a")}, {sys("s"), asst("b")}},
 			[]string{"s:s", "u:a", "a:b"}},
-		{"different system replaces", memory.MessageWindow(10),
+		{"different system replaces", mw(10),
 			[][]llm.Message{{sys("s1"), user("a")}, {sys("s2")}},
 			[]string{"s:s2", "u:a"}},
-		{"system never evicted", memory.MessageWindow(1),
+		{"system never evicted", mw(1),
 			[][]llm.Message{{sys("s"), user("a"), asst("b"), user("c")}},
 			[]string{"s:s", "u:c"}},
-		{"tool call evicted with its results", memory.MessageWindow(3),
+		{"tool call evicted with its results", mw(3),
 			[][]llm.Message{{user("a"), calls("t1", "t2"), result("t1"), result("t2"), asst("b")}},
 			[]string{"a:b"}},
-		{"tool unit kept whole when it fits", memory.MessageWindow(4),
+		{"tool unit kept whole when it fits", mw(4),
 			[][]llm.Message{{user("a"), calls("t1", "t2"), result("t1"), result("t2"), asst("b")}},
 			[]string{"calls", "result:t1", "result:t2", "a:b"}},
-		{"token window indivisible messages", memory.TokenWindow(2*per+1, oneToken),
+		{"token window indivisible messages", tw(2*per + 1),
 			[][]llm.Message{{user("a"), asst("b"), user("c")}},
 			[]string{"a:b", "u:c"}},
-		{"lone large system kept", memory.TokenWindow(1, oneToken),
+		{"lone large system kept", tw(1),
 			[][]llm.Message{{sys(strings.Repeat("long ", 50)), user("a")}},
 			[]string{"s:" + strings.Repeat("long ", 50)}},
-		{"token window system counts", memory.TokenWindow(2*per, oneToken),
+		{"token window system counts", tw(2 * per),
 			[][]llm.Message{{sys("s"), user("a"), asst("b")}},
 			[]string{"s:s", "a:b"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			c := tt.chats.Chat("id")
-			for _, msgs := range tt.adds {
-				if err := c.Add(ctx, msgs...); err != nil {
+	// Each case runs over an InMemory store, which a Chat reads without
+	// copying, and over a Store that hides its type, which goes through
+	// Append and Load.
+	stores := []struct {
+		name string
+		new  func() memory.Store
+	}{
+		{"InMemory", func() memory.Store { return memory.NewInMemory() }},
+		{"Store", func() memory.Store { return opaqueStore{memory.NewInMemory()} }},
+	}
+	for _, st := range stores {
+		for _, tt := range tests {
+			t.Run(st.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				c := tt.chats(st.new()).Chat("id")
+				for _, msgs := range tt.adds {
+					if err := c.Add(ctx, msgs...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := c.Messages(ctx, nil)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			got, err := c.Messages(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g := show(got); !slices.Equal(g, tt.want) {
-				t.Errorf("window = %q, want %q", g, tt.want)
-			}
-		})
+				if g := show(got); !slices.Equal(g, tt.want) {
+					t.Errorf("window = %q, want %q", g, tt.want)
+				}
+			})
+		}
 	}
 }
 

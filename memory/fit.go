@@ -25,6 +25,22 @@ func Fit(recs []Record, w Window) []Record {
 	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
 		sys, log = &recs[0], recs[1:]
 	}
+	start := fitStart(sys, log, w)
+	kept := log[start:]
+	if sys == nil {
+		return kept
+	}
+	if start == 0 {
+		return recs
+	}
+	out := make([]Record, 0, len(kept)+1)
+	out = append(out, *sys)
+	return append(out, kept...)
+}
+
+// fitStart returns the index of the oldest record of log that Fit keeps
+// when sys (nil for none) is the system record before log.
+func fitStart(sys *Record, log []Record, w Window) int {
 	tokens, count := 0, 0
 	if sys != nil {
 		tokens = sys.Tokens
@@ -63,16 +79,7 @@ func Fit(recs []Record, w Window) []Record {
 		count += un
 		start = first
 	}
-	kept := log[start:]
-	if sys == nil {
-		return kept
-	}
-	if start == 0 {
-		return recs
-	}
-	out := make([]Record, 0, len(kept)+1)
-	out = append(out, *sys)
-	return append(out, kept...)
+	return start
 }
 
 // Tokens returns the sum of the records' token counts.

@@ -20,17 +20,27 @@ const DefaultLockTTL = 30 * time.Second
 // InMemory is the in-process [Store]. It also implements [Lister], [Locker]
 // and [Trimmer]. It is safe for concurrent use; conversations live as long
 // as the InMemory value. Records go in and come out as deep copies, so a
-// caller never shares memory with the store.
+// caller of Append and Load never shares memory with the store. (A [Chat]
+// over an InMemory reads stored messages without copying them; see
+// [Chat.Messages].)
 //
 // The zero value is not usable; call [NewInMemory].
 type InMemory struct {
 	mu    sync.Mutex
 	convs map[Key]*conversation
 	locks map[Key]*lease
+	// Ids of records appended without one are idPrefix (random, per
+	// store) followed by the hex of idSeq, a counter: unique without a
+	// call to crypto/rand per record.
+	idPrefix [16]byte
+	idSeq    uint64
 }
 
 type conversation struct {
-	sys     *Record
+	sys *Record
+	// log holds the records, oldest first. Their message data (parts,
+	// images, tool calls) is the store's own copy and is never modified,
+	// so readers inside the package may share it.
 	log     []Record
 	ids     map[string]int64 // client message id → Seq, for idempotent appends
 	last    int64            // the last Seq assigned; survives Trim
@@ -38,16 +48,33 @@ type conversation struct {
 	updated time.Time
 }
 
-// lease is one holder of a conversation's lock. done is closed exactly once:
-// when the holder releases it or when a waiter takes over the expired lease.
+// lease is the lock of one conversation. It is kept while its conversation
+// exists and reused by every holder: gen tells one grant from the next, so
+// that a late release of an expired grant frees nothing.
 type lease struct {
+	held    bool
+	gen     uint64
 	expires time.Time
-	done    chan struct{}
+	// done is made by the first waiter and closed when the grant ends.
+	done chan struct{}
+}
+
+// end ends the current grant and wakes the waiters.
+func (l *lease) end() {
+	l.held = false
+	if l.done != nil {
+		close(l.done)
+		l.done = nil
+	}
 }
 
 // NewInMemory returns an empty in-process store.
 func NewInMemory() *InMemory {
-	return &InMemory{convs: map[Key]*conversation{}, locks: map[Key]*lease{}}
+	m := &InMemory{convs: map[Key]*conversation{}, locks: map[Key]*lease{}}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:]) // crypto/rand.Read never fails
+	hex.Encode(m.idPrefix[:], seed[:])
+	return m
 }
 
 // Append implements [Store].
@@ -58,52 +85,106 @@ func (m *InMemory) Append(ctx context.Context, key Key, recs ...Record) ([]Recor
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	// Ids and copies are made before taking the lock.
-	in := make([]Record, len(recs))
+	in := slices.Clone(recs)
+	out := make([]Record, 0, len(in))
+	m.add(key, in, &out)
+	// The stored records share message data; the caller gets its own.
+	ownMessages(out)
+	return out, nil
+}
+
+// add appends recs, which add may modify (it gives them their own message
+// data, ids and times), and returns the greatest Seq among them. When out
+// is not nil, the records as stored are appended to it, sharing their
+// message data with the store.
+func (m *InMemory) add(key Key, recs []Record, out *[]Record) int64 {
+	ownMessages(recs)
 	now := time.Now().UTC().Round(0)
-	for i, r := range recs {
-		r.Message = cloneMessage(r.Message)
-		if r.ID == "" {
-			r.ID = NewID()
-		}
-		if r.CreatedAt.IsZero() {
-			r.CreatedAt = now
-		}
-		in[i] = r
-	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.fillIDs(recs)
 	c := m.convs[key]
 	if c == nil {
 		c = &conversation{ids: map[string]int64{}, created: now}
 		m.convs[key] = c
 	}
-	out := make([]Record, 0, len(in))
-	for _, r := range in {
+	last := int64(0)
+	for i := range recs {
+		r := &recs[i]
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = now
+		}
 		if r.Message.Role == llm.RoleSystem {
 			r.Seq = 0
 			if c.sys == nil || c.sys.Message.Text() != r.Message.Text() {
-				c.sys = &r
+				sys := *r
+				c.sys = &sys
 				c.updated = now
 			}
-			out = append(out, cloneRecord(*c.sys))
+			if out != nil {
+				*out = append(*out, *c.sys)
+			}
 			continue
 		}
 		if seq, ok := c.ids[r.ID]; ok {
-			if i, found := c.find(seq); found {
-				out = append(out, cloneRecord(c.log[i]))
+			if j, found := c.find(seq); found {
+				last = max(last, seq)
+				if out != nil {
+					*out = append(*out, c.log[j])
+				}
 				continue
 			}
 		}
 		c.last++
 		r.Seq = c.last
-		c.log = append(c.log, r)
+		c.log = append(c.log, *r)
 		c.ids[r.ID] = r.Seq
 		c.updated = now
-		out = append(out, cloneRecord(r))
+		last = r.Seq
+		if out != nil {
+			*out = append(*out, *r)
+		}
 	}
-	return out, nil
+	return last
+}
+
+// fillIDs gives the records without an id a fresh one. All of them are cut
+// from one string.
+func (m *InMemory) fillIDs(recs []Record) {
+	n := 0
+	for i := range recs {
+		if recs[i].ID == "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	const size = len(m.idPrefix) + 16
+	var stack [8 * size]byte
+	var buf []byte
+	if n <= 8 {
+		buf = stack[:n*size]
+	} else {
+		buf = make([]byte, n*size)
+	}
+	for i := range n {
+		b := buf[i*size : (i+1)*size]
+		copy(b, m.idPrefix[:])
+		m.idSeq++
+		var seq [8]byte
+		for j := range seq {
+			seq[j] = byte(m.idSeq >> (56 - 8*j))
+		}
+		hex.Encode(b[len(m.idPrefix):], seq[:])
+	}
+	ids := string(buf)
+	for i := range recs {
+		if recs[i].ID == "" {
+			recs[i].ID, ids = ids[:size], ids[size:]
+		}
+	}
 }
 
 // find returns the index in the log of the record with the given Seq.
@@ -125,9 +206,9 @@ func (m *InMemory) Load(ctx context.Context, key Key, w Window) ([]Record, error
 		return nil, fmt.Errorf("memory: load %s: %w", key.String(), err)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	c := m.convs[key]
 	if c == nil {
+		m.mu.Unlock()
 		return nil, nil
 	}
 	start := windowStart(len(c.log), w, func(i int) int { return c.log[i].Tokens })
@@ -137,12 +218,32 @@ func (m *InMemory) Load(ctx context.Context, key Key, w Window) ([]Record, error
 	}
 	out := make([]Record, 0, n)
 	if c.sys != nil {
-		out = append(out, cloneRecord(*c.sys))
+		out = append(out, *c.sys)
 	}
-	for _, r := range c.log[start:] {
-		out = append(out, cloneRecord(r))
-	}
+	out = append(out, c.log[start:]...)
+	m.mu.Unlock()
+	ownMessages(out)
 	return out, nil
+}
+
+// appendMessages appends to dst the messages of key that w and [Fit] keep,
+// as [Chat.Messages] returns them: sharing their data with the store.
+func (m *InMemory) appendMessages(key Key, w Window, dst []llm.Message) []llm.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.convs[key]
+	if c == nil {
+		return dst
+	}
+	log := c.log[windowStart(len(c.log), w, func(i int) int { return c.log[i].Tokens }):]
+	log = log[fitStart(c.sys, log, w):]
+	if c.sys != nil {
+		dst = append(dst, c.sys.Message)
+	}
+	for i := range log {
+		dst = append(dst, log[i].Message)
+	}
+	return dst
 }
 
 // windowStart returns the index of the oldest of n log records (oldest
@@ -174,6 +275,9 @@ func (m *InMemory) Delete(ctx context.Context, key Key) error {
 	}
 	m.mu.Lock()
 	delete(m.convs, key)
+	if l := m.locks[key]; l != nil && !l.held {
+		delete(m.locks, key)
+	}
 	m.mu.Unlock()
 	return nil
 }
@@ -232,10 +336,23 @@ func (m *InMemory) Trim(ctx context.Context, key Key, before int64) error {
 		return nil
 	}
 	i, _ := c.find(before)
+	if i == 0 {
+		return nil
+	}
 	for _, r := range c.log[:i] {
 		delete(c.ids, r.ID)
 	}
-	c.log = slices.Clone(c.log[i:])
+	kept := len(c.log) - i
+	if cap(c.log) > 4*kept+64 {
+		// Most of the log went: give its memory back.
+		c.log = slices.Clone(c.log[i:])
+		return nil
+	}
+	// Compact in place: the array is reused by the next appends. Records
+	// handed out earlier were copied out of it, so none is affected.
+	copy(c.log, c.log[i:])
+	clear(c.log[kept:])
+	c.log = c.log[:kept]
 	return nil
 }
 
@@ -249,39 +366,51 @@ func (m *InMemory) Lock(ctx context.Context, key Key, ttl time.Duration) (releas
 	for {
 		m.mu.Lock()
 		now := time.Now()
-		cur := m.locks[key]
-		if cur != nil && !now.Before(cur.expires) {
-			close(cur.done) // the holder died or overran: take over
-			cur = nil
-		}
-		if cur == nil {
-			l := &lease{expires: now.Add(ttl), done: make(chan struct{})}
+		l := m.locks[key]
+		if l == nil {
+			l = &lease{}
 			m.locks[key] = l
-			m.mu.Unlock()
-			var once sync.Once
-			return func() {
-				once.Do(func() {
-					m.mu.Lock()
-					if m.locks[key] == l {
-						delete(m.locks, key)
-						close(l.done)
-					}
-					m.mu.Unlock()
-				})
-			}, nil
 		}
-		wait := time.Until(cur.expires)
+		if l.held && !now.Before(l.expires) {
+			l.end() // the holder died or overran: take over
+		}
+		if !l.held {
+			l.held = true
+			l.gen++
+			l.expires = now.Add(ttl)
+			gen := l.gen
+			m.mu.Unlock()
+			return func() { m.unlock(key, l, gen) }, nil
+		}
+		if l.done == nil {
+			l.done = make(chan struct{})
+		}
+		done, wait := l.done, l.expires.Sub(now)
 		m.mu.Unlock()
 
 		timer := time.NewTimer(wait)
 		select {
-		case <-cur.done:
+		case <-done:
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, fmt.Errorf("%w: %s: %w", ErrLockTimeout, key.String(), ctx.Err())
 		}
 		timer.Stop()
+	}
+}
+
+// unlock ends grant gen of l, if it is still current. The lease of a
+// conversation that does not exist is dropped with it.
+func (m *InMemory) unlock(key Key, l *lease, gen uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !l.held || l.gen != gen {
+		return
+	}
+	l.end()
+	if m.convs[key] == nil && m.locks[key] == l {
+		delete(m.locks, key)
 	}
 }
 
@@ -299,26 +428,47 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// cloneMessage returns a deep copy of m: its parts, images and tool calls
-// share no memory with m.
-func cloneMessage(m llm.Message) llm.Message {
-	if m.Parts != nil {
-		parts := make([]llm.Part, len(m.Parts))
-		for i, p := range m.Parts {
-			if p.Image != nil {
-				img := *p.Image
-				img.Data = slices.Clone(img.Data)
-				p.Image = &img
-			}
-			parts[i] = p
-		}
-		m.Parts = parts
+// ownMessages gives the records' messages data of their own, shared with
+// nothing: their parts (and images) and tool calls are copied, the parts
+// of all records into one new array and the tool calls into another. Each
+// message's slices are capped at their length, so appending to one never
+// writes into its neighbour. Nil and empty slices stay nil and empty.
+func ownMessages(recs []Record) {
+	np, nc := 0, 0
+	for i := range recs {
+		np += len(recs[i].Message.Parts)
+		nc += len(recs[i].Message.ToolCalls)
 	}
-	m.ToolCalls = slices.Clone(m.ToolCalls)
-	return m
-}
-
-func cloneRecord(r Record) Record {
-	r.Message = cloneMessage(r.Message)
-	return r
+	var parts []llm.Part
+	if np > 0 {
+		parts = make([]llm.Part, 0, np)
+	}
+	var calls []llm.ToolCall
+	if nc > 0 {
+		calls = make([]llm.ToolCall, 0, nc)
+	}
+	for i := range recs {
+		m := &recs[i].Message
+		if len(m.Parts) == 0 {
+			m.Parts = m.Parts[:0:0]
+		} else {
+			start := len(parts)
+			parts = append(parts, m.Parts...)
+			for j := start; j < len(parts); j++ {
+				if p := &parts[j]; p.Image != nil {
+					img := *p.Image
+					img.Data = slices.Clone(img.Data)
+					p.Image = &img
+				}
+			}
+			m.Parts = parts[start:len(parts):len(parts)]
+		}
+		if len(m.ToolCalls) == 0 {
+			m.ToolCalls = m.ToolCalls[:0:0]
+		} else {
+			start := len(calls)
+			calls = append(calls, m.ToolCalls...)
+			m.ToolCalls = calls[start:len(calls):len(calls)]
+		}
+	}
 }
