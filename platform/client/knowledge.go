@@ -1,0 +1,276 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"time"
+)
+
+// KnowledgeBase is a knowledge base as the server shows it (see API.md,
+// "Knowledge bases").
+type KnowledgeBase struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ChunkSize    int    `json:"chunk_size"`
+	ChunkOverlap int    `json:"chunk_overlap"`
+	// EmbeddingModel is the "provider/model" that embeds chunks; empty
+	// means keyword-only recall.
+	EmbeddingModel string `json:"embedding_model"`
+	// Description says how recall runs, e.g. that it is keyword-only.
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// NewKnowledgeBase is what [Client.CreateKnowledgeBase] creates. Zero and
+// nil fields take the server's defaults.
+type NewKnowledgeBase struct {
+	Name string `json:"name"`
+	// ChunkSize is the size of chunks in tokens (server default 512).
+	ChunkSize int `json:"chunk_size,omitzero"`
+	// ChunkOverlap is the overlap of consecutive chunks in tokens; nil
+	// means the server's default (an eighth of the chunk, at most 64).
+	ChunkOverlap *int `json:"chunk_overlap,omitempty"`
+	// EmbeddingModel is the "provider/model" that embeds chunks; nil means
+	// the server's default, a pointer to "" means keyword-only recall.
+	EmbeddingModel *string `json:"embedding_model,omitempty"`
+}
+
+// The statuses of a document's ingestion.
+const (
+	DocumentQueued   = "queued"
+	DocumentIndexing = "indexing"
+	DocumentReady    = "ready"
+	DocumentFailed   = "failed"
+)
+
+// Document is a document of a knowledge base and the state of its
+// ingestion.
+type Document struct {
+	ID              string `json:"id"`
+	KnowledgeBaseID string `json:"knowledge_base_id"`
+	Name            string `json:"name"`
+	// Status is one of DocumentQueued, DocumentIndexing, DocumentReady and
+	// DocumentFailed; Error says why when it failed.
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitzero"`
+	Chunks    int       `json:"chunks"`
+	Bytes     int64     `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Done reports whether the document's ingestion has ended, ready or failed.
+func (d Document) Done() bool { return d.Status == DocumentReady || d.Status == DocumentFailed }
+
+// SearchRequest is a search of a knowledge base.
+type SearchRequest struct {
+	Query string `json:"query"`
+	// TopK bounds the results (server default 5, at most 100).
+	TopK int `json:"top_k,omitzero"`
+	// Mode is "hybrid" (the default), "vector" or "keyword".
+	Mode string `json:"mode,omitzero"`
+}
+
+// CreateKnowledgeBase creates a knowledge base (POST /v1/knowledge-bases).
+// A taken name is an *Error with code "conflict".
+func (c *Client) CreateKnowledgeBase(ctx context.Context, kb NewKnowledgeBase) (KnowledgeBase, error) {
+	var out KnowledgeBase
+	err := c.do(ctx, http.MethodPost, "/v1/knowledge-bases", kb, &out)
+	return out, err
+}
+
+// ListKnowledgeBases lists the tenant's knowledge bases (GET
+// /v1/knowledge-bases).
+func (c *Client) ListKnowledgeBases(ctx context.Context) ([]KnowledgeBase, error) {
+	var out []KnowledgeBase
+	err := c.do(ctx, http.MethodGet, "/v1/knowledge-bases", nil, &out)
+	return out, err
+}
+
+// GetKnowledgeBase returns the knowledge base id (GET
+// /v1/knowledge-bases/{id}).
+func (c *Client) GetKnowledgeBase(ctx context.Context, id string) (KnowledgeBase, error) {
+	var out KnowledgeBase
+	p, err := kbPath(id)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodGet, p, nil, &out)
+	return out, err
+}
+
+// DeleteKnowledgeBase deletes the knowledge base id and its documents
+// (DELETE /v1/knowledge-bases/{id}).
+func (c *Client) DeleteKnowledgeBase(ctx context.Context, id string) error {
+	p, err := kbPath(id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, p, nil, nil)
+}
+
+// FindKnowledgeBase returns the knowledge base whose id or name is ref: an
+// id is tried first, then the names. No match is an *Error with code
+// "not_found".
+func (c *Client) FindKnowledgeBase(ctx context.Context, ref string) (KnowledgeBase, error) {
+	if ref == "" {
+		return KnowledgeBase{}, errors.New("client: empty knowledge base name or id")
+	}
+	kb, err := c.GetKnowledgeBase(ctx, ref)
+	if err == nil || !IsNotFound(err) {
+		return kb, err
+	}
+	all, err := c.ListKnowledgeBases(ctx)
+	if err != nil {
+		return KnowledgeBase{}, err
+	}
+	for _, kb := range all {
+		if kb.Name == ref {
+			return kb, nil
+		}
+	}
+	return KnowledgeBase{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no knowledge base named or with id " + quote(ref)}
+}
+
+// UploadDocument uploads the document name, read from r, to the knowledge
+// base kb (POST /v1/knowledge-bases/{id}/documents, multipart) and returns
+// it queued: the server ingests it in the background, and
+// [Client.GetDocument] follows its status. The name's extension tells the
+// server how to read it (.md, .html, .pdf, …); uploading a name again
+// replaces that document. The body is streamed, not held in memory.
+func (c *Client) UploadDocument(ctx context.Context, kb, name string, r io.Reader) (Document, error) {
+	var out Document
+	p, err := kbPath(kb)
+	if err != nil {
+		return out, err
+	}
+	if name == "" {
+		return out, errors.New("client: empty document name")
+	}
+	if r == nil {
+		return out, errors.New("client: nil document reader")
+	}
+	req, err := c.newRequest(ctx, http.MethodPost, p+"/documents", nil)
+	if err != nil {
+		return out, err
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	// The transport closes pr when the exchange ends, however it ends, so
+	// this goroutine always returns.
+	go func() {
+		fw, err := mw.CreateFormFile("file", name)
+		if err == nil {
+			_, err = io.Copy(fw, r)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req.Body = pr
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := c.send(req)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return out, fmt.Errorf("client: upload %s: decode answer: %w", name, err)
+	}
+	return out, nil
+}
+
+// ListDocuments lists the documents of the knowledge base kb with their
+// status (GET /v1/knowledge-bases/{id}/documents).
+func (c *Client) ListDocuments(ctx context.Context, kb string) ([]Document, error) {
+	var out []Document
+	p, err := kbPath(kb)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodGet, p+"/documents", nil, &out)
+	return out, err
+}
+
+// GetDocument returns the document id of the knowledge base kb (GET
+// /v1/knowledge-bases/{id}/documents/{doc}).
+func (c *Client) GetDocument(ctx context.Context, kb, id string) (Document, error) {
+	var out Document
+	p, err := docPath(kb, id)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodGet, p, nil, &out)
+	return out, err
+}
+
+// DeleteDocument deletes the document id, and its chunks, from the
+// knowledge base kb (DELETE /v1/knowledge-bases/{id}/documents/{doc}).
+func (c *Client) DeleteDocument(ctx context.Context, kb, id string) error {
+	p, err := docPath(kb, id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, p, nil, nil)
+}
+
+// Search recalls the chunks of the knowledge base kb that best match a
+// query (POST /v1/knowledge-bases/{id}/search), best first.
+func (c *Client) Search(ctx context.Context, kb string, req SearchRequest) ([]RagFragment, error) {
+	p, err := kbPath(kb)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Results []RagFragment `json:"results"`
+	}
+	err = c.do(ctx, http.MethodPost, p+"/search", req, &out)
+	return out.Results, err
+}
+
+func kbPath(id string) (string, error) {
+	if id == "" {
+		return "", errors.New("client: empty knowledge base id")
+	}
+	return "/v1/knowledge-bases/" + pathEscape(id), nil
+}
+
+func docPath(kb, id string) (string, error) {
+	p, err := kbPath(kb)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", errors.New("client: empty document id")
+	}
+	return p + "/documents/" + pathEscape(id), nil
+}
+
+// WaitDocument polls the document id of the knowledge base kb every
+// interval (250ms when zero or less) until its ingestion ends, ready or
+// failed, and returns it; a failed ingestion is not an error of
+// WaitDocument (see Document.Error). It stops when ctx ends.
+func (c *Client) WaitDocument(ctx context.Context, kb, id string, interval time.Duration) (Document, error) {
+	if interval <= 0 {
+		interval = 250 * time.Millisecond
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		d, err := c.GetDocument(ctx, kb, id)
+		if err != nil || d.Done() {
+			return d, err
+		}
+		select {
+		case <-ctx.Done():
+			return d, fmt.Errorf("client: document %s still %s: %w", d.Name, d.Status, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

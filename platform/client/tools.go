@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// The kinds of tool (see API.md, "Tools"). An MCP server is registered with
+// kind [ToolMCP]; each tool it offers then appears as a tool of its own with
+// kind [ToolMCPTool] and the server's id as ParentID.
+const (
+	ToolHTTP    = "http"
+	ToolMCP     = "mcp"
+	ToolMCPTool = "mcp_tool"
+	ToolSQL     = "sql"
+)
+
+// Tool is a registered tool as data. Exactly one of HTTP, MCP and SQL is set
+// on create, matching Kind.
+type Tool struct {
+	ID          string `json:"id,omitzero"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitzero"`
+	Kind        string `json:"kind"`
+	// Parameters is the JSON Schema (an object) of the arguments of an HTTP
+	// or SQL tool, or of an MCP server's tool.
+	Parameters json.RawMessage `json:"parameters,omitzero"`
+	HTTP       *HTTPTool       `json:"http,omitzero"`
+	MCP        *MCPServer      `json:"mcp,omitzero"`
+	SQL        *SQLTool        `json:"sql,omitzero"`
+	// ParentID is the MCP server a tool of kind "mcp_tool" belongs to.
+	ParentID  string    `json:"parent_id,omitzero"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// HTTPTool calls an HTTP endpoint: arguments go in the query string for GET
+// and as a JSON body otherwise.
+type HTTPTool struct {
+	Method    string            `json:"method"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers,omitzero"`
+	TimeoutMS int               `json:"timeout_ms,omitzero"`
+}
+
+// MCPServer is a Model Context Protocol server: a command the platform
+// starts (Transport "stdio") or a streamable HTTP endpoint (Transport
+// "http").
+type MCPServer struct {
+	Transport string            `json:"transport"`
+	Command   string            `json:"command,omitzero"`
+	Args      []string          `json:"args,omitzero"`
+	Env       map[string]string `json:"env,omitzero"`
+	URL       string            `json:"url,omitzero"`
+	Headers   map[string]string `json:"headers,omitzero"`
+}
+
+// SQLTool runs one read-only query whose placeholders take the arguments
+// named in Bind, in order. The DSN is read from the server's environment
+// variable DSNEnv.
+type SQLTool struct {
+	Driver string   `json:"driver"`
+	DSNEnv string   `json:"dsn_env"`
+	Query  string   `json:"query"`
+	Bind   []string `json:"bind,omitzero"`
+}
+
+// CreateTool registers a tool (POST /v1/tools) and returns it as stored.
+// Registering an MCP server connects to it and lists its tools, each of
+// which becomes a tool of its own ([Client.ListTools] shows them).
+func (c *Client) CreateTool(ctx context.Context, t Tool) (Tool, error) {
+	var out Tool
+	t.ID, t.ParentID, t.CreatedAt = "", "", time.Time{}
+	err := c.do(ctx, http.MethodPost, "/v1/tools", t, &out)
+	return out, err
+}
+
+// ListTools lists the tenant's tools (GET /v1/tools), MCP servers' tools
+// included.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	var out []Tool
+	err := c.do(ctx, http.MethodGet, "/v1/tools", nil, &out)
+	return out, err
+}
+
+// GetTool returns the tool id (GET /v1/tools/{id}).
+func (c *Client) GetTool(ctx context.Context, id string) (Tool, error) {
+	var out Tool
+	if id == "" {
+		return out, errors.New("client: empty tool id")
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/tools/"+pathEscape(id), nil, &out)
+	return out, err
+}
+
+// DeleteTool deletes the tool id (DELETE /v1/tools/{id}). Deleting an MCP
+// server closes its connection.
+func (c *Client) DeleteTool(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("client: empty tool id")
+	}
+	return c.do(ctx, http.MethodDelete, "/v1/tools/"+pathEscape(id), nil, nil)
+}
+
+// RefreshTool lists an MCP server's tools again (POST
+// /v1/tools/{id}/refresh), registering those it newly offers, and returns
+// the tenant's tools.
+func (c *Client) RefreshTool(ctx context.Context, id string) ([]Tool, error) {
+	var out []Tool
+	if id == "" {
+		return out, errors.New("client: empty tool id")
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/tools/"+pathEscape(id)+"/refresh", nil, &out)
+	return out, err
+}
+
+// FindTool returns the tool whose id or name is ref: an id is tried first,
+// then the names. No match is an *Error with code "not_found".
+func (c *Client) FindTool(ctx context.Context, ref string) (Tool, error) {
+	if ref == "" {
+		return Tool{}, errors.New("client: empty tool name or id")
+	}
+	t, err := c.GetTool(ctx, ref)
+	if err == nil || !IsNotFound(err) {
+		return t, err
+	}
+	all, err := c.ListTools(ctx)
+	if err != nil {
+		return Tool{}, err
+	}
+	for _, t := range all {
+		if t.Name == ref {
+			return t, nil
+		}
+	}
+	return Tool{}, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no tool named or with id " + quote(ref)}
+}
