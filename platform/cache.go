@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/platform/meta"
 )
 
 // cache keeps objects read from the metadata store for a while. Entries are
@@ -70,6 +72,7 @@ func (c *cache[T]) invalidate(tenant, id string) {
 // through Redis pub/sub when Redis is configured.
 type bus struct {
 	rdb    redis.UniversalClient
+	origin string // this replica, so that it skips its own messages
 	log    *slog.Logger
 	mu     sync.RWMutex
 	subs   map[string][]func(tenant, id string)
@@ -80,7 +83,7 @@ type bus struct {
 const busChannel = "weft:invalidate"
 
 func newBus(rdb redis.UniversalClient, log *slog.Logger) *bus {
-	b := &bus{rdb: rdb, log: log, subs: map[string][]func(string, string){}}
+	b := &bus{rdb: rdb, log: log, subs: map[string][]func(string, string){}, origin: meta.NewID("replica")}
 	if rdb != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.cancel, b.done = cancel, make(chan struct{})
@@ -102,9 +105,11 @@ func (b *bus) listen(ctx context.Context, ps *redis.PubSub) {
 			if !ok {
 				return
 			}
-			topic, rest, _ := strings.Cut(m.Payload, "\x00")
-			tenant, id, _ := strings.Cut(rest, "\x00")
-			b.deliver(topic, tenant, id)
+			parts := strings.SplitN(m.Payload, "\x00", 4)
+			if len(parts) != 4 || parts[0] == b.origin {
+				continue
+			}
+			b.deliver(parts[1], parts[2], parts[3])
 		}
 	}
 }
@@ -127,8 +132,13 @@ func (b *bus) deliver(topic, tenant, id string) {
 // publish invalidates (tenant, id) of topic here and on every replica.
 func (b *bus) publish(ctx context.Context, topic, tenant, id string) {
 	b.deliver(topic, tenant, id)
+	b.publishRemote(ctx, topic, tenant, id)
+}
+
+// publishRemote tells the other replicas only.
+func (b *bus) publishRemote(ctx context.Context, topic, tenant, id string) {
 	if b.rdb != nil {
-		if err := b.rdb.Publish(ctx, busChannel, topic+"\x00"+tenant+"\x00"+id).Err(); err != nil {
+		if err := b.rdb.Publish(ctx, busChannel, b.origin+"\x00"+topic+"\x00"+tenant+"\x00"+id).Err(); err != nil {
 			b.log.WarnContext(ctx, "cache invalidation not published; other replicas see the change within the cache TTL", "topic", topic, "err", err)
 		}
 	}

@@ -356,7 +356,6 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 			}
 		case ai.EventToolResult:
 			x := ev.Execution
-			s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
 			if in.sink != nil {
 				data := map[string]any{"type": "tool.result", "id": x.Call.ID, "name": x.Call.Name, "ok": !x.IsError}
 				if x.IsError {
@@ -416,6 +415,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 
 	ans.Answer = out.Text
 	for _, x := range out.ToolExecutions {
+		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
 		tc := toolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
 		if x.IsError {
 			tc.Error = x.Content

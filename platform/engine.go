@@ -21,9 +21,21 @@ type agentEngine struct {
 	specs []llm.ToolSpec
 }
 
-// run runs a turn; stream says whether the caller consumes text as it comes.
+// run runs a turn. When stream is false nobody consumes text as it comes:
+// the pipeline runs drained (Engine.Do, the model called without
+// streaming) and the stream holds only the final EventDone.
 func (e *agentEngine) run(ctx context.Context, t ai.Turn, stream bool) iter.Seq2[ai.Event, error] {
-	return e.eng.Run(ctx, t)
+	if stream {
+		return e.eng.Run(ctx, t)
+	}
+	return func(yield func(ai.Event, error) bool) {
+		out, err := e.eng.Do(ctx, t)
+		if err != nil {
+			yield(ai.Event{}, err)
+			return
+		}
+		yield(ai.Event{Kind: ai.EventDone, Outcome: out}, nil)
+	}
 }
 
 // toolTokens is what the tool specifications cost in every request.

@@ -200,6 +200,8 @@ func (k *knowledge) ingest(h *kbHandle, doc meta.Document, data []byte) {
 		in := rag.ReaderInput(doc.Name, bytes.NewReader(data))
 		in.ID = doc.ID
 		results, err := h.ingester.Ingest(ctx, in)
+		// Other replicas rebuild their indexes of this knowledge base.
+		defer k.s.bus.publishRemote(ctx, "kb", doc.TenantID, doc.KBID)
 		switch {
 		case err != nil:
 			update(meta.DocFailed, err.Error(), 0)
@@ -421,7 +423,7 @@ func (k *knowledge) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	k.forget(kb.TenantID, kb.ID)
+	k.s.bus.publish(r.Context(), "kb", kb.TenantID, kb.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -558,6 +560,7 @@ func (k *knowledge) deleteDocument(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFoundOr(err, "document", id))
 		return
 	}
+	k.s.bus.publishRemote(r.Context(), "kb", kb.TenantID, kb.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -153,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 	if ks, ok := cfg.Meta.(kbStore); ok {
 		k := newKnowledge(s, ks)
 		s.knowledge = k
+		s.bus.subscribe("kb", k.forget)
 		s.refValidators = append(s.refValidators, k.validateKBRefs)
 	}
 	s.routes()

@@ -1,0 +1,102 @@
+package platform
+
+import (
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weftlabs/weft/platform/meta"
+)
+
+// Two replicas over one metadata store and one Redis: a change made
+// through one is seen by the other at once, though both cache.
+func TestReplicasInvalidateThroughRedis(t *testing.T) {
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("WEFT_TEST_REDIS_URL not set")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.CacheTTL = time.Hour })
+	cfgB := a.srv.cfg
+	cfgB.Redis = redis.NewClient(opts)
+	b, err := New(cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := httptest.NewServer(b)
+	t.Cleanup(func() { hb.Close(); b.Close() })
+	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+
+	ag := a.createAgent(a.admin, map[string]any{"name": "shared", "system_prompt": "v1"})
+	var got meta.Agent
+	eb.do(a.admin, "GET", "/v1/agents/"+ag.ID, nil, &got) // now cached in b
+	if got.SystemPrompt != "v1" {
+		t.Fatalf("replica b sees %q", got.SystemPrompt)
+	}
+	a.do(a.admin, "PUT", "/v1/agents/"+ag.ID, map[string]any{"system_prompt": "v2"}, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		eb.do(a.admin, "GET", "/v1/agents/"+ag.ID, nil, &got)
+		if got.SystemPrompt == "v2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b still serves %q an hour-long cache after the update", got.SystemPrompt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A revoked key stops working on the other replica too.
+	var k keyResponse
+	a.do(a.admin, "POST", "/v1/api-keys", map[string]any{"name": "temp"}, &k)
+	eb.do(k.Key, "GET", "/v1/agents", nil, nil) // cached in b
+	a.do(a.admin, "DELETE", "/v1/api-keys/"+k.ID, nil, nil)
+	for {
+		resp := eb.do(k.Key, "GET", "/v1/agents", nil, nil)
+		if resp.StatusCode == 401 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a revoked key still works on replica b")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The Redis token bucket is shared by replicas: a key's burst is spent
+// across them, and the refusal carries Retry-After.
+func TestRedisRateLimitSharedByReplicas(t *testing.T) {
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("WEFT_TEST_REDIS_URL not set")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.RateLimit, c.RateBurst = 0.2, 3 })
+	cfgB := a.srv.cfg
+	cfgB.Redis = redis.NewClient(opts)
+	b, err := New(cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := httptest.NewServer(b)
+	t.Cleanup(func() { hb.Close(); b.Close() })
+	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+	for i, e := range []*testEnv{a, eb, a} {
+		if resp := e.do(a.admin, "GET", "/v1/agents", nil, nil); resp.StatusCode != 200 {
+			t.Fatalf("request %d within the shared burst: %d", i, resp.StatusCode)
+		}
+	}
+	resp := eb.do(a.admin, "GET", "/v1/agents", nil, nil)
+	eb.wantError(resp, 429, CodeRateLimited)
+	if ra := resp.Header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Fatalf("Retry-After = %q", ra)
+	}
+}
