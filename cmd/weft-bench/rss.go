@@ -132,8 +132,8 @@ func measureRSS(ctx context.Context, n int) (*rssResult, error) {
 	pid := cmd.Process.Pid
 
 	c := newClient()
-	const reserve = 64
-	agent, err := createAgent(ctx, c, base, "rss", windowTokens(longQuery(100000), 10, reserve), reserve)
+	window, reserve := windowTokens(longQuery(100000), 10)
+	agent, err := createAgent(ctx, c, base, "rss", window, reserve)
 	if err != nil {
 		return nil, err
 	}

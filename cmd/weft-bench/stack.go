@@ -57,14 +57,19 @@ func longQuery(i int) string {
 // windowTokens returns an agent's context window that holds the query plus
 // exactly turns earlier turns of history when every message is (about) as
 // long as query and answers echo it: the session's window stays that long
-// however much the session grows during the run.
-func windowTokens(query string, turns, reserve int) int {
+// however much the session grows during the run. The reserve for the
+// answer is at least minReserve, and more when the API's smallest window
+// (256) needs filling.
+func windowTokens(query string, turns int) (window, reserve int) {
+	const minReserve, minWindow = 64, 256
 	c := tokens.ForModel(benchModel)
 	q := tokens.MessageTokens(c, llm.UserMessage(query))
 	a := tokens.MessageTokens(c, llm.AssistantMessage(query))
 	// Half a message of slack covers queries a digit longer or shorter
 	// without admitting an eleventh turn.
-	return reserve + tokens.ReplyOverhead + q + turns*(q+a) + q/2
+	need := tokens.ReplyOverhead + q + turns*(q+a) + q/2
+	reserve = max(minReserve, minWindow-need)
+	return need + reserve, reserve
 }
 
 // newClient returns the load generator's HTTP client: keep-alive
@@ -188,13 +193,13 @@ func (st *weftStack) close() {
 
 func (st *weftStack) createAgents(ctx context.Context, history int) error {
 	c := newClient()
-	const reserve = 64
 	var err error
-	st.agent, err = createAgent(ctx, c, st.url, "latency", windowTokens(shortQuery(100000), history, reserve), reserve)
-	if err != nil {
+	window, reserve := windowTokens(shortQuery(100000), history)
+	if st.agent, err = createAgent(ctx, c, st.url, "latency", window, reserve); err != nil {
 		return err
 	}
-	st.streamAgent, err = createAgent(ctx, c, st.url, "stream", windowTokens(longQuery(100000), history, reserve), reserve)
+	window, reserve = windowTokens(longQuery(100000), history)
+	st.streamAgent, err = createAgent(ctx, c, st.url, "stream", window, reserve)
 	return err
 }
 
