@@ -63,12 +63,19 @@ var (
 	ErrCorrupt = errors.New("keyword: corrupt index file")
 )
 
-// posting records that a document contains a term tf times (saturating at
-// 65535, far beyond where BM25's saturation makes a difference).
+// posting records that a document contains a term tf times. It also
+// carries the document's length so that scoring reads postings sequentially
+// instead of looking lengths up at random; both saturate at 65535, far
+// beyond where BM25's saturation and length normalisation change a ranking
+// (a retrieval chunk is a few hundred terms). The struct is 8 bytes either
+// way: the length fills what would be padding.
 type posting struct {
 	doc uint32
 	tf  uint16
+	dl  uint16
 }
+
+func sat16[T uint32 | uint64 | int](v T) uint16 { return uint16(min(v, math.MaxUint16)) }
 
 // Index is a BM25 inverted index. Deleted and replaced documents become
 // tombstones that searches skip; once they outnumber live documents the
@@ -155,7 +162,7 @@ func (ix *Index) insert(id string, toks []string, meta map[string]string) {
 	}
 	distinct := make([]uint32, 0, len(counts))
 	for t, c := range counts {
-		ix.postings[t] = append(ix.postings[t], posting{n, uint16(min(c, math.MaxUint16))})
+		ix.postings[t] = append(ix.postings[t], posting{n, sat16(c), sat16(len(toks))})
 		ix.df[t]++
 		distinct = append(distinct, t)
 	}
@@ -219,7 +226,7 @@ func (ix *Index) maybeCompact() {
 		out := ps[:0]
 		for _, p := range ps {
 			if !ix.dead[p.doc] {
-				out = append(out, posting{remap[p.doc], p.tf})
+				out = append(out, posting{remap[p.doc], p.tf, p.dl})
 			}
 		}
 		ix.postings[t] = slices.Clip(out)
@@ -323,7 +330,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, filter Filter)
 		rest += qt.w
 		restPostings += len(qt.ps)
 	}
-	score, dead, lens := acc.score, ix.dead, ix.lens
+	score, dead := acc.score, ix.dead
 	tombstones := ix.live != len(ix.ids)
 	probing := false
 	for _, qt := range qts {
@@ -342,7 +349,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, filter Filter)
 				ps = ps[i:]
 				if found {
 					tf := float32(ps[0].tf)
-					score[d] += w * tf / (tf + normA + normB*float32(lens[d]))
+					score[d] += w * tf / (tf + normA + normB*float32(ps[0].dl))
 				}
 			}
 			continue
@@ -352,7 +359,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, filter Filter)
 				continue
 			}
 			tf := float32(p.tf)
-			s := w * tf / (tf + normA + normB*float32(lens[p.doc]))
+			s := w * tf / (tf + normA + normB*float32(p.dl))
 			if score[p.doc] == 0 {
 				acc.touched = append(acc.touched, p.doc)
 			}

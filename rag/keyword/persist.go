@@ -248,7 +248,7 @@ func Load(in io.Reader) (*Index, error) {
 			if r.err == nil && (doc >= nDocs || tf == 0 || (j > 0 && doc == uint64(ps[len(ps)-1].doc))) {
 				return nil, fmt.Errorf("%w: term %q: bad posting (document %d, frequency %d)", ErrCorrupt, term, doc, tf)
 			}
-			ps = append(ps, posting{uint32(doc), uint16(tf)})
+			ps = append(ps, posting{uint32(doc), uint16(tf), sat16(ix.lens[doc])})
 			ix.docTerms[doc] = append(ix.docTerms[doc], t)
 		}
 		ix.postings = append(ix.postings, ps)
