@@ -13,7 +13,7 @@ import (
 // zero, and an empty (non-nil) list is sent, to clear one.
 type Agent struct {
 	ID                  string     `json:"id,omitzero"`
-	Name                string     `json:"name"`
+	Name                string     `json:"name,omitzero"`
 	SystemPrompt        string     `json:"system_prompt,omitzero"`
 	Model               string     `json:"model,omitzero"`
 	Temperature         *float64   `json:"temperature,omitzero"`
