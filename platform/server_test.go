@@ -21,7 +21,7 @@ import (
 
 // testEnv is a running server over embedded stores and a scripted model.
 type testEnv struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *Server
 	http     *httptest.Server
 	admin    string
@@ -31,7 +31,7 @@ type testEnv struct {
 
 type envOption func(*Config)
 
-func newEnv(t *testing.T, model *scripted.Model, opts ...envOption) *testEnv {
+func newEnv(t testing.TB, model *scripted.Model, opts ...envOption) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	store, err := meta.OpenSQLite(ctx, filepath.Join(t.TempDir(), "meta.db"))
