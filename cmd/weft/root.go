@@ -66,6 +66,8 @@ WEFT_MODEL sets the default model.`,
 		newChatCmd(e),
 		newAgentCmd(e),
 		newSessionCmd(e),
+		newToolCmd(e),
+		newKBCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,520 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/weftlabs/weft/platform/client"
+)
+
+func newKBCmd(e *env) *cobra.Command {
+	var r remoteFlags
+	cmd := &cobra.Command{
+		Use:     "kb",
+		Aliases: []string{"knowledge-base"},
+		Short:   "Manage the knowledge bases of a running weft server",
+		Long: `Create knowledge bases, ingest documents into them, search them, list and
+remove them. Agents recall from the knowledge bases listed, by id, in their
+knowledge_base_ids (see "weft agent apply"). KB is a name or an id.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	r.register(cmd)
+	r.registerJSON(cmd)
+	cmd.AddCommand(newKBCreateCmd(e, &r), newKBListCmd(e, &r), newKBIngestCmd(e, &r), newKBDocsCmd(e, &r),
+		newKBSearchCmd(e, &r), newKBRmCmd(e, &r))
+	return cmd
+}
+
+func newKBCreateCmd(e *env, r *remoteFlags) *cobra.Command {
+	var (
+		size, overlap int
+		embedding     string
+	)
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a knowledge base",
+		Long: `Create a knowledge base. Documents are split into chunks of --chunk-size
+tokens, overlapping by --chunk-overlap, and embedded by --embedding-model
+(default: the server's). --embedding-model "" makes a keyword-only (BM25)
+knowledge base.`,
+		Example: `  weft kb create handbook --embedding-model openai/text-embedding-3-small`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := client.NewKnowledgeBase{Name: args[0], ChunkSize: size}
+			if cmd.Flags().Changed("chunk-overlap") {
+				req.ChunkOverlap = &overlap
+			}
+			if cmd.Flags().Changed("embedding-model") {
+				req.EmbeddingModel = &embedding
+			}
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.CreateKnowledgeBase(cmd.Context(), req)
+			if err != nil {
+				return fmt.Errorf("knowledge base %q: %w", args[0], remoteError(err, c))
+			}
+			if r.json {
+				return printJSON(e, kb)
+			}
+			fmt.Fprintf(e.stdout, "knowledge base %s created (%s): %s\n", kb.Name, kb.ID, kb.Description)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&size, "chunk-size", 0, "chunk size in tokens, 32 to 8192 (default: the server's, 512)")
+	f.IntVar(&overlap, "chunk-overlap", 0, "overlap of consecutive chunks in tokens (default: an eighth of the chunk, at most 64)")
+	f.StringVar(&embedding, "embedding-model", "", `provider/model that embeds chunks (default: the server's; "" for keyword-only)`)
+	return cmd
+}
+
+func newKBListCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the knowledge bases",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kbs, err := c.ListKnowledgeBases(cmd.Context())
+			if err != nil {
+				return remoteError(err, c)
+			}
+			if r.json {
+				if kbs == nil {
+					kbs = []client.KnowledgeBase{}
+				}
+				return printJSON(e, kbs)
+			}
+			if len(kbs) == 0 {
+				fmt.Fprintln(e.stdout, `no knowledge bases (create one with "weft kb create NAME")`)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tID\tEMBEDDING MODEL\tCHUNK\tCREATED")
+			for _, kb := range kbs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", kb.Name, kb.ID, orDash(kb.EmbeddingModel, "(keyword-only)"), kb.ChunkSize, kb.ChunkOverlap, when(kb.CreatedAt))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newKBRmCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "rm KB...",
+		Aliases: []string{"delete"},
+		Short:   "Remove knowledge bases and their documents",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			var removed []string
+			for _, ref := range args {
+				kb, err := c.FindKnowledgeBase(cmd.Context(), ref)
+				if err != nil {
+					return remoteError(err, c)
+				}
+				if err := c.DeleteKnowledgeBase(cmd.Context(), kb.ID); err != nil {
+					return remoteError(err, c)
+				}
+				removed = append(removed, kb.ID)
+				if !r.json {
+					fmt.Fprintf(e.stdout, "knowledge base %s removed (%s)\n", kb.Name, kb.ID)
+				}
+			}
+			if r.json {
+				return printJSON(e, map[string]any{"removed": removed})
+			}
+			return nil
+		},
+	}
+}
+
+func newKBDocsCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "docs KB",
+		Aliases: []string{"documents"},
+		Short:   "List a knowledge base's documents and their status",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			docs, err := c.ListDocuments(cmd.Context(), kb.ID)
+			if err != nil {
+				return remoteError(err, c)
+			}
+			if r.json {
+				if docs == nil {
+					docs = []client.Document{}
+				}
+				return printJSON(e, docs)
+			}
+			if len(docs) == 0 {
+				fmt.Fprintf(e.stdout, "knowledge base %s has no documents (add some with \"weft kb ingest %s FILE...\")\n", kb.Name, kb.Name)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tID\tSTATUS\tCHUNKS\tBYTES\tUPDATED")
+			for _, d := range docs {
+				status := d.Status
+				if d.Error != "" {
+					status += ": " + firstLine(d.Error, 60)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", d.Name, d.ID, status, d.Chunks, d.Bytes, when(d.UpdatedAt))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newKBSearchCmd(e *env, r *remoteFlags) *cobra.Command {
+	var (
+		topK int
+		mode string
+	)
+	cmd := &cobra.Command{
+		Use:   "search KB QUERY...",
+		Short: "Search a knowledge base: the chunks an agent would recall",
+		Example: `  weft kb search handbook how long do refunds take
+  weft kb search handbook "refund policy" --mode keyword --top-k 10`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch mode {
+			case "", "hybrid", "vector", "keyword":
+			default:
+				return usageError{fmt.Errorf("--mode %q: want hybrid, vector or keyword", mode)}
+			}
+			if topK < 0 || topK > 100 {
+				return usageError{errors.New("--top-k: want 1 to 100")}
+			}
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			res, err := c.Search(cmd.Context(), kb.ID, client.SearchRequest{Query: strings.Join(args[1:], " "), TopK: topK, Mode: mode})
+			if err != nil {
+				return remoteError(err, c)
+			}
+			if r.json {
+				if res == nil {
+					res = []client.RagFragment{}
+				}
+				return printJSON(e, res)
+			}
+			if len(res) == 0 {
+				fmt.Fprintln(e.stdout, "no results")
+				return nil
+			}
+			for i, f := range res {
+				fmt.Fprintf(e.stdout, "%d. %s  (score %.4f, %s)\n", i+1, orDash(f.DocumentName, f.DocumentID), f.Score, f.ChunkID)
+				for l := range strings.Lines(strings.TrimSpace(f.Content)) {
+					fmt.Fprint(e.stdout, "   "+l)
+				}
+				fmt.Fprint(e.stdout, "\n\n")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&topK, "top-k", 0, "how many chunks, 1 to 100 (default: the server's, 5)")
+	cmd.Flags().StringVar(&mode, "mode", "", "hybrid (the default), vector or keyword")
+	return cmd
+}
+
+func newKBIngestCmd(e *env, r *remoteFlags) *cobra.Command {
+	var (
+		progress string
+		poll     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ingest KB FILE...",
+		Short: "Upload documents into a knowledge base and wait until they are indexed",
+		Long: `Upload documents into a knowledge base, then wait until the server has indexed
+them, showing progress. The file's extension tells the server how to read it
+(.txt, .md, .html, .pdf, …); a file whose name was uploaded before replaces
+that document. The command fails if any document fails, saying which and why.`,
+		Example: `  weft kb ingest handbook docs/*.md policies.pdf`,
+		Args:    cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if progress != "auto" && progress != "bar" && progress != "plain" {
+				return usageError{fmt.Errorf("--progress %q: want auto, bar or plain", progress)}
+			}
+			if poll <= 0 {
+				return usageError{errors.New("--poll: want a positive duration")}
+			}
+			files, total, err := statFiles(args[1:])
+			if err != nil {
+				return err
+			}
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			bar := progress == "bar" || progress == "auto" && !r.json && writerIsTerminal(e.stdout)
+			in := &ingestion{e: e, c: c, kb: kb, bar: bar, quiet: r.json, poll: poll}
+			docs, err := in.run(cmd, files, total)
+			if err != nil {
+				return err
+			}
+			if r.json {
+				if err := printJSON(e, docs); err != nil {
+					return err
+				}
+			}
+			var failed []string
+			for _, d := range docs {
+				if d.Status == client.DocumentFailed {
+					failed = append(failed, d.Name)
+				}
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %s failed: %s", len(failed), plural(len(docs), "document"), strings.Join(failed, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress display: bar, plain (a line per event) or auto (a bar on a terminal)")
+	cmd.Flags().DurationVar(&poll, "poll", 250*time.Millisecond, "how often to ask the server for the documents' status")
+	return cmd
+}
+
+// localFile is a file to upload.
+type localFile struct {
+	path, name string
+	size       int64
+}
+
+// statFiles checks that every file is a readable regular file before any
+// is uploaded, so that a typo does not leave half the set ingested.
+func statFiles(paths []string) ([]localFile, int64, error) {
+	var out []localFile
+	var total int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !st.Mode().IsRegular() {
+			return nil, 0, fmt.Errorf("%s is not a regular file", p)
+		}
+		out = append(out, localFile{path: p, name: filepath.Base(p), size: st.Size()})
+		total += st.Size()
+	}
+	return out, total, nil
+}
+
+// writerIsTerminal reports whether w is an interactive terminal.
+func writerIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// ingestion uploads files into a knowledge base and follows their
+// indexing, reporting progress as a bar (on a terminal) or as plain lines.
+type ingestion struct {
+	e     *env
+	c     *client.Client
+	kb    client.KnowledgeBase
+	bar   bool // progress bars rather than lines
+	quiet bool // neither (--json)
+	poll  time.Duration
+}
+
+func (in *ingestion) newBar(max int64, desc string, bytes bool) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(in.e.stdout),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(bytes),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(in.e.stdout) }),
+	)
+}
+
+func (in *ingestion) linef(format string, args ...any) {
+	if !in.bar && !in.quiet {
+		fmt.Fprintf(in.e.stdout, format+"\n", args...)
+	}
+}
+
+// run uploads the files, then waits for their documents to be indexed, and
+// returns the documents as they ended. A document the server refused is
+// returned failed, with the server's reason.
+func (in *ingestion) run(cmd *cobra.Command, files []localFile, total int64) ([]client.Document, error) {
+	ctx := cmd.Context()
+	var up *progressbar.ProgressBar
+	if in.bar && !in.quiet {
+		up = in.newBar(total, "uploading", true)
+	}
+	var docs []client.Document
+	index := map[string]int{} // document id → position in docs
+	for _, f := range files {
+		d, err := in.upload(cmd, f, up)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Code == client.CodeUnauthorized || ce.Code == client.CodeNotFound || ce.Status >= 500 {
+				// Not about this file: the others would fail the same way.
+				return nil, fmt.Errorf("uploading %s: %w", f.path, remoteError(err, in.c))
+			}
+			d = client.Document{Name: f.name, Status: client.DocumentFailed, Error: remoteError(err, in.c).Error()}
+			in.linef("failed   %s: %s", f.name, d.Error)
+		} else {
+			in.linef("uploaded %s (%s)", f.name, byteCount(f.size))
+		}
+		if i, dup := index[d.ID]; dup && d.ID != "" {
+			docs[i] = d // the same name twice: the later upload replaces the document
+			continue
+		}
+		index[d.ID] = len(docs)
+		docs = append(docs, d)
+	}
+	if up != nil {
+		up.Finish()
+	}
+	return docs, in.wait(ctx, docs)
+}
+
+// upload sends one file, counting its bytes on bar when there is one.
+func (in *ingestion) upload(cmd *cobra.Command, f localFile, bar *progressbar.ProgressBar) (client.Document, error) {
+	file, err := os.Open(f.path)
+	if err != nil {
+		return client.Document{}, err
+	}
+	defer file.Close()
+	var rd io.Reader = file
+	if bar != nil {
+		bar.Describe("uploading " + f.name)
+		pr := progressbar.NewReader(file, bar)
+		rd = &pr
+	}
+	return in.c.UploadDocument(cmd.Context(), in.kb.ID, f.name, rd)
+}
+
+// wait polls the documents until none is queued or indexing, updating docs
+// in place.
+func (in *ingestion) wait(ctx context.Context, docs []client.Document) error {
+	pending := map[string]int{}
+	done := 0
+	for i, d := range docs {
+		if d.Done() || d.ID == "" {
+			done++
+			continue
+		}
+		pending[d.ID] = i
+	}
+	var bar *progressbar.ProgressBar
+	if in.bar && !in.quiet {
+		bar = in.newBar(int64(len(docs)), "indexing", false)
+		bar.Set(done)
+	}
+	t := time.NewTicker(in.poll)
+	defer t.Stop()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		cur, err := in.c.ListDocuments(ctx, in.kb.ID)
+		if err != nil {
+			return fmt.Errorf("following the indexing: %w", remoteError(err, in.c))
+		}
+		seen := map[string]bool{}
+		for _, d := range cur {
+			i, ok := pending[d.ID]
+			if !ok {
+				continue
+			}
+			seen[d.ID] = true
+			docs[i] = d
+			if !d.Done() {
+				continue
+			}
+			delete(pending, d.ID)
+			done++
+			if d.Status == client.DocumentReady {
+				in.linef("ready    %s: %s", d.Name, plural(d.Chunks, "chunk"))
+			} else {
+				in.linef("failed   %s: %s", d.Name, d.Error)
+			}
+			if bar != nil {
+				bar.Describe("indexed " + d.Name)
+				bar.Set(done)
+			}
+		}
+		for id, i := range pending {
+			if !seen[id] {
+				// Deleted meanwhile (or its knowledge base was).
+				docs[i].Status, docs[i].Error = client.DocumentFailed, "the document was deleted while it was being indexed"
+				delete(pending, id)
+				done++
+				in.linef("failed   %s: %s", docs[i].Name, docs[i].Error)
+			}
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+		for _, d := range docs {
+			if d.Status == client.DocumentFailed {
+				fmt.Fprintf(in.e.stdout, "failed %s: %s\n", d.Name, d.Error)
+			}
+		}
+	}
+	return nil
+}
+
+// byteCount formats a size in bytes for people.
+func byteCount(n int64) string {
+	if n < 1000 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f, unit := float64(n)/1000, "kB"
+	for _, u := range []string{"MB", "GB", "TB"} {
+		if f < 1000 {
+			break
+		}
+		f, unit = f/1000, u
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + " " + unit
+}
