@@ -22,6 +22,9 @@ type cache[T any] struct {
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry[T]
+	// gen counts invalidations: a value loaded while one happened is not
+	// kept, as it may predate the change.
+	gen uint64
 }
 
 type cacheEntry[T any] struct {
@@ -43,6 +46,7 @@ func (c *cache[T]) getIn(ctx context.Context, tenant, id string) (T, error) {
 	now := time.Now()
 	c.mu.RLock()
 	e, ok := c.entries[k]
+	gen := c.gen
 	c.mu.RUnlock()
 	if ok && now.Before(e.expires) {
 		return e.v, nil
@@ -52,6 +56,10 @@ func (c *cache[T]) getIn(ctx context.Context, tenant, id string) (T, error) {
 		return v, err
 	}
 	c.mu.Lock()
+	if c.gen != gen {
+		c.mu.Unlock()
+		return v, nil
+	}
 	if len(c.entries) > 100_000 {
 		// A crude bound: drop everything rather than grow without limit.
 		clear(c.entries)
@@ -65,6 +73,7 @@ func (c *cache[T]) getIn(ctx context.Context, tenant, id string) (T, error) {
 func (c *cache[T]) invalidate(tenant, id string) {
 	c.mu.Lock()
 	delete(c.entries, cacheKey(tenant, id))
+	c.gen++
 	c.mu.Unlock()
 }
 
