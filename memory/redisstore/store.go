@@ -8,6 +8,7 @@
 // slot and one Lua script can touch them all atomically:
 //
 //	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<payload>", oldest first
+//	<prefix>:{<tag>}:tok   LIST of the log entries' token counts, aligned with log
 //	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
@@ -30,10 +31,12 @@
 // Load's cost on the client.
 //
 // Load is one round trip: with a token budget, one EVALSHA of a script that
-// reads the system record and walks the log from its tail in growing LRANGE
-// chunks, summing the token prefix of each entry until the budget is spent,
-// and returns only what fits; with a message bound alone, a pipeline of GET
-// and LRANGE, which spares the script's cost. Append is one
+// reads the system record, walks the tok list from its tail in growing
+// LRANGE chunks, summing token counts until the budget is spent, and
+// returns the entries that fit with one LRANGE of the log (the entries
+// themselves are never examined in Lua, which would cost as much again as
+// the LRANGE); with a message bound alone, a pipeline of GET and LRANGE,
+// which spares the script's cost. Append is one
 // pipeline: EVALSHA of a script that checks ids, assigns sequence numbers
 // from meta.last, pushes the entries and refreshes the TTL, plus the index
 // updates. After a Redis restart EVALSHA meets NOSCRIPT and the store falls
@@ -134,11 +137,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-type keys struct{ log, ids, sys, meta, lock string }
+type keys struct{ log, ids, sys, meta, tok, lock string }
 
 func (s *Store) keys(k memory.Key) keys {
 	base := s.prefix + ":{" + tag(k) + "}:"
-	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "lock"}
+	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "tok", base + "lock"}
 }
 
 func tag(k memory.Key) string {
@@ -216,7 +219,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		in[i] = r
 	}
 	k := s.keys(key)
-	ks := []string{k.log, k.ids, k.sys, k.meta}
+	ks := []string{k.log, k.ids, k.sys, k.meta, k.tok}
 	ti, ai := s.tenantIndex(key.Tenant), s.agentIndex(key.Tenant, key.Agent)
 	score := float64(now.UnixMilli())
 	stale := strconv.FormatInt(now.Add(-s.ttl).UnixMilli(), 10)
@@ -272,37 +275,55 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 // the server.
 func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
 	k := s.keys(key)
-	var vals []string
+	// sys is the system entry ("" for none), log the log entries.
+	var sys string
+	var log []string
 	var err error
 	if w.MaxTokens > 0 {
-		vals, err = loadScript.Run(ctx, s.client, []string{k.log, k.sys}, w.MaxTokens, w.MaxMessages).StringSlice()
+		var vals []string
+		vals, err = loadScript.Run(ctx, s.client, []string{k.log, k.sys, k.tok}, w.MaxTokens, w.MaxMessages).StringSlice()
 		if err == nil && len(vals) == 0 {
 			err = errors.New("empty reply")
 		}
+		if err == nil {
+			sys, log = vals[0], vals[1:]
+		}
 	} else {
-		var sys *redis.StringCmd
-		var log *redis.StringSliceCmd
+		var sysCmd *redis.StringCmd
+		var logCmd *redis.StringSliceCmd
 		_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			sys = p.Get(ctx, k.sys)
-			log = p.LRange(ctx, k.log, -int64(max(w.MaxMessages, 0)), -1)
+			sysCmd = p.Get(ctx, k.sys)
+			logCmd = p.LRange(ctx, k.log, -int64(max(w.MaxMessages, 0)), -1)
 			return nil
 		})
 		if err == redis.Nil { // no system record; the LRANGE succeeded
-			err = log.Err()
+			err = logCmd.Err()
 		}
-		vals = append([]string{sys.Val()}, log.Val()...)
+		sys, log = sysCmd.Val(), logCmd.Val()
 	}
 	if err != nil {
 		return nil, fail("load", key, err)
 	}
-	if vals[0] == "" {
-		vals = vals[1:]
+	n := len(log)
+	if sys != "" {
+		n++
 	}
-	out := make([]memory.Record, len(vals))
-	for i, v := range vals {
-		if out[i], err = decodeEntry(v); err != nil {
+	out := make([]memory.Record, 0, n)
+	parts := make([]llm.Part, n) // the text parts of compact entries
+	if sys != "" {
+		r, err := decodeEntryIn(sys, parts[0:1:1])
+		if err != nil {
 			return nil, fail("load", key, err)
 		}
+		out = append(out, r)
+	}
+	for _, e := range log {
+		i := len(out)
+		r, err := decodeEntryIn(e, parts[i:i+1:i+1])
+		if err != nil {
+			return nil, fail("load", key, err)
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
@@ -311,7 +332,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 	k := s.keys(key)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.log, k.ids, k.sys, k.meta)
+		p.Del(ctx, k.log, k.ids, k.sys, k.meta, k.tok)
 		p.ZRem(ctx, s.tenantIndex(key.Tenant), lenPrefixed(key.Agent)+key.Session)
 		p.ZRem(ctx, s.agentIndex(key.Tenant, key.Agent), key.Session)
 		return nil
@@ -326,7 +347,7 @@ func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 // forgotten: a later Append with one of them adds a new record.
 func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
 	k := s.keys(key)
-	if err := trimScript.Run(ctx, s.client, []string{k.log, k.ids, k.meta}, before).Err(); err != nil {
+	if err := trimScript.Run(ctx, s.client, []string{k.log, k.ids, k.meta, k.tok}, before).Err(); err != nil {
 		return fail("trim", key, err)
 	}
 	return nil
