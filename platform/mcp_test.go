@@ -240,3 +240,48 @@ func TestMCPEverythingOverStdio(t *testing.T) {
 		t.Fatalf("delete: %d", resp.StatusCode)
 	}
 }
+
+func TestMCPRefreshFollowsTheServer(t *testing.T) {
+	fx := newMCPFixture(t)
+	e := newEnv(t, nil)
+	var server toolDef
+	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	names := func(list []toolDef) []string {
+		var out []string
+		for _, d := range list {
+			if d.ParentID == server.ID {
+				out = append(out, d.Name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var before []toolDef
+	e.do(e.admin, "GET", "/v1/tools", nil, &before)
+
+	// The server drops a tool and gains one: refresh shows exactly what it
+	// offers now, and the tools it kept keep their ids.
+	fx.srv.RemoveTools("secret")
+	mcp.AddTool(fx.srv, &mcp.Tool{Name: "whisper", Description: "Lower-cases the text."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpText) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToLower(in.Text)}}}, nil, nil
+		})
+	var after []toolDef
+	if resp := e.do(e.admin, "POST", "/v1/tools/"+server.ID+"/refresh", nil, &after); resp.StatusCode != http.StatusOK {
+		t.Fatalf("refresh: %d", resp.StatusCode)
+	}
+	if got, want := names(after), []string{"box_crash", "box_shout", "box_whisper"}; !slices.Equal(got, want) {
+		t.Fatalf("after refresh: %v, want %v", got, want)
+	}
+	ids := map[string]string{}
+	for _, d := range before {
+		ids[d.Name] = d.ID
+	}
+	for _, d := range after {
+		if old, ok := ids[d.Name]; ok && old != d.ID {
+			t.Errorf("%s changed id on refresh: %s → %s", d.Name, old, d.ID)
+		}
+	}
+}

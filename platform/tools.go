@@ -408,15 +408,17 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	have := map[string]bool{}
+	have := map[string]string{} // name → id of the server's tool records
 	for _, t := range existing {
 		if t.ParentID == id {
-			have[t.Name] = true
+			have[t.Name] = t.ID
 		}
 	}
+	offered := map[string]bool{}
 	for _, t := range fresh {
 		spec := t.Spec()
-		if have[spec.Name] {
+		offered[spec.Name] = true
+		if have[spec.Name] != "" {
 			continue
 		}
 		child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: id}
@@ -424,6 +426,16 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		if err := ts.store.CreateTool(r.Context(), meta.Tool{ID: meta.NewID("tool"), TenantID: p.Tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: id, Config: cfg, CreatedAt: time.Now().UTC()}); err != nil && !errors.Is(err, meta.ErrConflict) {
 			writeError(w, asAPIError(err))
 			return
+		}
+	}
+	// The tools the server no longer offers go: their records could only
+	// fail when called.
+	for name, childID := range have {
+		if !offered[name] {
+			if err := ts.store.DeleteTool(r.Context(), p.Tenant, childID); err != nil && !errors.Is(err, meta.ErrNotFound) {
+				writeError(w, asAPIError(err))
+				return
+			}
 		}
 	}
 	ts.list(w, r)
