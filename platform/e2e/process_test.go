@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -50,6 +51,29 @@ func TestFirstRun(t *testing.T) {
 	ans, err := c.Chat(t.Context(), a.ID, client.ChatRequest{Query: "hello, weft"})
 	if err != nil || ans.Answer != demoSays+"hello, weft" || ans.Model != "scripted/demo" {
 		t.Fatalf("chat = %+v, %v", ans, err)
+	}
+
+	// The CLI, run where the server was started, finds the admin key itself.
+	agentFile := filepath.Join(dir, "helper.yaml")
+	os.WriteFile(agentFile, []byte("name: helper\nsystem_prompt: Be brief.\n"), 0o600)
+	for _, run := range []struct {
+		stdin      string
+		args       []string
+		wantStdout string
+	}{
+		{"", []string{"agent", "apply", "-f", agentFile}, "agent helper created"},
+		{"hi there\n", []string{"chat", "helper"}, demoSays + "hi there\n"},
+	} {
+		cmd := exec.CommandContext(t.Context(), weftBinary(t), append(run.args, "--url", p.url())...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		cmd.Stdin = strings.NewReader(run.stdin)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || !strings.HasPrefix(string(out), run.wantStdout) || !strings.Contains(stderr.String(), "using the admin key in ./weft-data/admin.key") {
+			t.Fatalf("weft %v: %v\nstdout %q\nstderr %q", run.args, err, out, stderr.String())
+		}
 	}
 
 	// A restart keeps the key and does not print one again.
