@@ -474,7 +474,7 @@ func newToolRmCmd(e *env, r *remoteFlags) *cobra.Command {
 func newToolRefreshCmd(e *env, r *remoteFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "refresh TOOL",
-		Short: "List an MCP server's tools again, registering new ones",
+		Short: "List an MCP server's tools again: register new ones, remove those gone",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := r.client(e)
@@ -489,9 +489,9 @@ func newToolRefreshCmd(e *env, r *remoteFlags) *cobra.Command {
 			if err != nil {
 				return remoteError(err, c)
 			}
-			had := map[string]bool{}
+			had := map[string]string{} // id → name
 			for _, x := range childrenOf(before, t.ID) {
-				had[x.ID] = true
+				had[x.ID] = x.Name
 			}
 			all, err := c.RefreshTool(cmd.Context(), t.ID)
 			if err != nil {
@@ -501,15 +501,25 @@ func newToolRefreshCmd(e *env, r *remoteFlags) *cobra.Command {
 			if r.json {
 				return printJSON(e, append([]client.Tool{t}, children...))
 			}
-			var added []string
+			var added, gone []string
 			for _, x := range children {
-				if !had[x.ID] {
+				if _, ok := had[x.ID]; !ok {
 					added = append(added, x.Name)
 				}
+				delete(had, x.ID)
 			}
-			fmt.Fprintf(e.stdout, "MCP server %s refreshed: %s, %d new", t.Name, plural(len(children), "tool"), len(added))
-			if len(added) > 0 {
-				fmt.Fprint(e.stdout, " ("+strings.Join(added, ", ")+")")
+			for _, name := range had {
+				gone = append(gone, name)
+			}
+			slices.Sort(gone)
+			fmt.Fprintf(e.stdout, "MCP server %s refreshed: %s", t.Name, plural(len(children), "tool"))
+			for _, d := range []struct {
+				what  string
+				names []string
+			}{{"new", added}, {"removed", gone}} {
+				if len(d.names) > 0 {
+					fmt.Fprintf(e.stdout, "; %d %s (%s)", len(d.names), d.what, strings.Join(d.names, ", "))
+				}
 			}
 			fmt.Fprintln(e.stdout)
 			return printTools(e, children)

@@ -174,10 +174,15 @@ func TestToolMCPListShowRefreshRm(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Text)}}}, nil, nil
 		})
 	r = runCLI(t, t.Context(), p.vars(), "", "tool", "refresh", "files")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "MCP server files refreshed: 2 tools, 1 new (files_upper)\n") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "MCP server files refreshed: 2 tools; 1 new (files_upper)\n") {
 		t.Fatalf("refresh: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	r = runCLI(t, t.Context(), p.vars(), "", "tool", "refresh", "files_echo")
+	srv.RemoveTools("echo")
+	r = runCLI(t, t.Context(), p.vars(), "", "tool", "refresh", "files")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "MCP server files refreshed: 1 tool; 1 removed (files_echo)\n") {
+		t.Fatalf("refresh: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, t.Context(), p.vars(), "", "tool", "refresh", "files_upper")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "is not an MCP server") {
 		t.Fatalf("refresh of a non-server: code %d stderr %q", r.code, r.stderr)
 	}

@@ -105,8 +105,8 @@ func (c *Client) DeleteTool(ctx context.Context, id string) error {
 }
 
 // RefreshTool lists an MCP server's tools again (POST
-// /v1/tools/{id}/refresh), registering those it newly offers, and returns
-// the tenant's tools.
+// /v1/tools/{id}/refresh), registering those it newly offers and removing
+// those it no longer offers, and returns the tenant's tools.
 func (c *Client) RefreshTool(ctx context.Context, id string) ([]Tool, error) {
 	var out []Tool
 	if id == "" {
