@@ -88,8 +88,8 @@ type Config struct {
 	// Headers are sent with every HTTP request. Values may reference
 	// environment variables as ${NAME}, resolved on each request.
 	Headers map[string]string
-	// ConnectTimeout bounds starting and initialising a session; zero
-	// means DefaultConnectTimeout.
+	// ConnectTimeout bounds starting and initialising a session, and
+	// listing the tools; zero means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// CallTimeout bounds one tool call; zero means DefaultCallTimeout.
 	CallTimeout time.Duration
@@ -198,6 +198,8 @@ func (s *Server) Tools() []tool.Tool {
 // Refresh lists the server's tools again, connecting first if needed, and
 // returns them.
 func (s *Server) Refresh(ctx context.Context) ([]tool.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
 	sess, err := s.session(ctx, nil)
 	if err != nil {
 		return nil, err

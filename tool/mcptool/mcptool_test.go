@@ -251,8 +251,13 @@ func TestStdioTools(t *testing.T) {
 	if got := callText(t, echo, `{"text":"again"}`); got != "again" {
 		t.Errorf("echo after crash = %q", got)
 	}
-	if pid2 := callText(t, find(t, s, "local_pid"), ``); pid2 == pid {
+	pid2 := callText(t, find(t, s, "local_pid"), ``)
+	if pid2 == pid {
 		t.Errorf("same process %s after a crash", pid)
+	}
+	// The new session outlives the call that started it.
+	if pid3 := callText(t, find(t, s, "local_pid"), ``); pid3 != pid2 {
+		t.Errorf("process changed from %s to %s between two calls", pid2, pid3)
 	}
 }
 

@@ -459,7 +459,12 @@ func (t *Tool) queryPostgres(ctx context.Context, vals []any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	defer func() {
+		// The transaction only read: end it even when ctx is done.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		tx.Rollback(rctx)
+	}()
 	ms := t.cfg.Timeout.Milliseconds()
 	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(max(ms, 1), 10)); err != nil {
 		return nil, err
