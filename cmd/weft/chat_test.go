@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +101,26 @@ func TestChatUsesTheLocalAdminKey(t *testing.T) {
 	r = runCLI(t, t.Context(), vars, "hi\n", "chat", "demo")
 	if r.code != 0 || r.stdout != demoSays+"hi\n" || !strings.Contains(r.stderr, "using the admin key in ./weft-data/admin.key") {
 		t.Fatalf("with admin.key: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestChatStreamBrokenOff(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/agents/agt_1":
+			io.WriteString(w, `{"id":"agt_1","name":"a"}`)
+		case "/v1/agents/agt_1/chat":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: chat.created\ndata: {\"type\":\"chat.created\",\"session_id\":\"ses_1\",\"message_id\":\"m\"}\n\n"+
+				"event: message.delta\ndata: {\"type\":\"message.delta\",\"text\":\"Hel\"}\n\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	r := runCLI(t, t.Context(), map[string]string{"WEFT_URL": srv.URL, "WEFT_API_KEY": "k"}, "hi\n", "chat", "agt_1")
+	if r.code != exitFailure || r.stdout != "Hel\n" || !strings.Contains(r.stderr, "broke off in the middle of the answer") {
+		t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -85,6 +85,9 @@ func remoteError(err error, c *client.Client) error {
 		}
 		return ce
 	}
+	if errors.Is(err, client.ErrStreamEnded) {
+		return fmt.Errorf("the connection to %s broke off in the middle of the answer; what the server saved before that is kept (see \"weft session show\")", c.BaseURL())
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return fmt.Errorf("cannot reach a weft server at %s (%v) — start one with \"weft serve\", or pass --url / set WEFT_URL", c.BaseURL(), oe.Err)
