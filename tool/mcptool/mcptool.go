@@ -128,12 +128,19 @@ type Server struct {
 	sessions sync.WaitGroup // one per session until it has ended and been reaped
 }
 
-// session is one live connection; done is closed when it ends.
+// session is one connection. Its closer goroutine is the only caller of
+// cs.Close, so that the process is reaped exactly once, before Close
+// returns.
 type session struct {
 	cs     *mcp.ClientSession
-	done   chan struct{}
+	done   chan struct{} // closed when the connection has ended
+	stop   chan struct{} // closed to ask the closer to end the session
+	once   sync.Once
 	stderr *tailBuffer // stdio only
 }
+
+// shutdown asks for the session to be closed; it does not wait.
+func (x *session) shutdown() { x.once.Do(func() { close(x.stop) }) }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
@@ -258,16 +265,12 @@ func (s *Server) Close() error {
 	sess := s.sess
 	s.sess = nil
 	s.mu.Unlock()
-	var err error
 	if sess != nil {
-		err = sess.cs.Close()
+		sess.shutdown()
 	}
 	// Wait for every session, including failed ones still shutting down,
 	// so that no process outlives Close.
 	s.sessions.Wait()
-	if err != nil && !isGone(err) {
-		return fmt.Errorf("mcptool: server %s: close: %w", s.cfg.Name, err)
-	}
 	return nil
 }
 
@@ -289,8 +292,7 @@ func (s *Server) session(ctx context.Context, stale *session) (*session, error) 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		sess.cs.Close()
-		<-sess.done
+		sess.shutdown()
 		return nil, ErrClosed
 	}
 	s.sess = sess
@@ -324,7 +326,7 @@ func (s *Server) fail(sess *session) {
 		s.sess = nil
 	}
 	s.mu.Unlock()
-	go sess.cs.Close() // reaps a stdio process; may block for its grace period
+	sess.shutdown()
 }
 
 func (s *Server) dial(ctx context.Context) (*session, error) {
@@ -370,12 +372,10 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("mcptool: server %s: connect: %s", s.cfg.Name, msg)
 	}
-	sess := &session{cs: cs, done: make(chan struct{}), stderr: stderr}
-	s.sessions.Add(1)
+	sess := &session{cs: cs, done: make(chan struct{}), stop: make(chan struct{}), stderr: stderr}
 	go func() {
-		defer s.sessions.Done()
 		// Wait returns when the connection ends: the process exited, the
-		// server closed the stream, or Close was called.
+		// server closed the stream, or the session was closed.
 		cs.Wait()
 		close(sess.done)
 		s.mu.Lock()
@@ -383,7 +383,18 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 			s.sess = nil
 		}
 		s.mu.Unlock()
-		cs.Close() // reap the process if it exited by itself
+	}()
+	s.sessions.Add(1)
+	go func() {
+		defer s.sessions.Done()
+		select {
+		case <-sess.done:
+		case <-sess.stop:
+		}
+		// Closes stdin, waits for the process (SIGTERM, then SIGKILL
+		// after the grace period) and reaps it.
+		cs.Close()
+		<-sess.done
 	}()
 	return sess, nil
 }
@@ -440,10 +451,6 @@ func (s *Server) explain(sess *session, err error) error {
 func notSent(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
-}
-
-func isGone(err error) bool {
-	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // Tool is one tool of an MCP server.

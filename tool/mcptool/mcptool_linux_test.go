@@ -58,3 +58,22 @@ func TestStdioProcessDiesBetweenCalls(t *testing.T) {
 		}
 	}
 }
+
+func TestStdioCrashReaped(t *testing.T) {
+	t.Parallel()
+	s := startStdio(t)
+	pid, err := strconv.Atoi(callText(t, find(t, s, "local_pid"), ``))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := find(t, s, "local_crash").Call(context.Background(), nil); err == nil {
+		t.Fatal("crash: no error")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ws syscall.WaitStatus
+	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); !errors.Is(err, syscall.ECHILD) {
+		t.Errorf("wait4(%d) = %d, %v: the crashed process was not reaped", pid, got, err)
+	}
+}
