@@ -18,7 +18,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/weft-bench [--duration 10s] [--rate 2000] [--concurrency 32]
+//	go run ./cmd/weft-bench [--duration 5s] [--rate 2000] [--concurrency 32]
 //	    [--streams 1000] [--redis redis://127.0.0.1:6379/0] [--json]
 //	    [--only latency,stream,rss] [--cpuprofile FILE]
 //
@@ -63,7 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("weft-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of each measured run")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each measured run (a full run takes about 15 of them plus a minute)")
 	fs.Float64Var(&o.rate, "rate", 2000, "offered rate of non-streamed turns, per second (open loop)")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent clients of the streaming runs (closed loop)")
 	fs.IntVar(&o.streams, "streams", 1000, "concurrent streams of the memory measurement")

@@ -24,8 +24,11 @@ const (
 	goalStreamRatio = 0.5
 )
 
-// maxInFlight bounds the open loop's concurrent requests.
-const maxInFlight = 4096
+// maxInFlight bounds the open loop's concurrent requests: at 2,000/s it
+// is half a second of backlog, far past collapse, and it keeps the
+// process's sockets (four per request in flight: client, weft, upstream
+// client and server) under common file limits.
+const maxInFlight = 1000
 
 // grace is how long an open-loop run of length d waits for its last
 // requests before it cuts them off.
@@ -263,26 +266,30 @@ func runLatency(ctx context.Context, o options, rep *report, log io.Writer, c *h
 			return st.chat(ctx, c, sess[i%len(sess)], shortQuery(int(seq.Add(1))))
 		}
 	}
-	measure := func(name string, rate float64, d time.Duration, do func(context.Context, int) error) openResult {
-		// A second of warm-up at the rate, not counted.
-		openLoop(ctx, rate, min(time.Second, d), grace(d), maxInFlight, do)
+	// measure warms the target up for a second at rate, then runs it for
+	// d; mk gives each of the two its own turn function (and so, for
+	// weft, its own fresh sessions).
+	measure := func(name string, rate float64, d time.Duration, mk func() func(context.Context, int) error) openResult {
+		openLoop(ctx, rate, min(time.Second, d), grace(d), maxInFlight, mk())
 		fmt.Fprintf(log, "  %s at %.0f/s for %s…\n", name, rate, d)
-		r := openLoop(ctx, rate, d, grace(d), maxInFlight, do)
+		r := openLoop(ctx, rate, d, grace(d), maxInFlight, mk())
+		c.CloseIdleConnections()
 		if !r.sustained() {
 			// Let the target drain what was cut off before the next run.
 			time.Sleep(2 * time.Second)
 		}
 		return r
 	}
+	directMk := func() func(context.Context, int) error { return directDo }
 	fmt.Fprintf(log, "non-streamed turns, open loop:\n")
-	base := measure("direct", o.rate, o.duration, directDo)
+	base := measure("direct", o.rate, o.duration, directMk)
 	directRow := newLatencyRow("direct → upstream", base)
 	rep.Latency = append(rep.Latency, directRow)
 	for _, st := range stacks {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r := measure(st.label, o.rate, o.duration, weftDo(st))
+		r := measure(st.label, o.rate, o.duration, func() func(context.Context, int) error { return weftDo(st) })
 		row := newLatencyRow(st.label, r)
 		addDiff(&row, directRow)
 		rep.Latency = append(rep.Latency, row)
@@ -290,8 +297,9 @@ func runLatency(ctx context.Context, o options, rep *report, log io.Writer, c *h
 			continue
 		}
 		fmt.Fprintf(log, "  %s did not sustain %.0f/s (achieved %.0f/s, %d errors): searching the highest sustained rate…\n", st.label, o.rate, r.Achieved, r.Errors)
-		best := searchRate(ctx, log, o.rate, r.Achieved, max(o.duration/3, 2*time.Second), func(rate float64, d time.Duration) openResult {
+		best := searchRate(ctx, log, o.rate, r.Achieved, max(o.duration/4, 2*time.Second), func(rate float64, d time.Duration) openResult {
 			r := openLoop(ctx, rate, d, grace(d), maxInFlight, weftDo(st))
+			c.CloseIdleConnections()
 			if !r.sustained() {
 				time.Sleep(2 * time.Second)
 			}
@@ -301,9 +309,9 @@ func runLatency(ctx context.Context, o options, rep *report, log io.Writer, c *h
 			rep.LatencyNote += fmt.Sprintf("%s sustained no rate tried. ", st.label)
 			continue
 		}
-		db := measure("direct", best, o.duration, directDo)
+		db := measure("direct", best, o.duration, directMk)
 		drow := newLatencyRow("direct → upstream", db)
-		wr := measure(st.label, best, o.duration, weftDo(st))
+		wr := measure(st.label, best, o.duration, func() func(context.Context, int) error { return weftDo(st) })
 		wrow := newLatencyRow(st.label, wr)
 		addDiff(&wrow, drow)
 		rep.Latency = append(rep.Latency, drow, wrow)
@@ -324,12 +332,12 @@ func addDiff(row *latencyRow, direct latencyRow) {
 }
 
 // searchRate looks for the highest rate at or below ceiling that try
-// sustains, starting under achieved, with at most seven short trials. It
+// sustains, starting under achieved, with at most five short trials. It
 // returns 0 when none was sustained.
 func searchRate(ctx context.Context, log io.Writer, ceiling, achieved float64, d time.Duration, try func(rate float64, d time.Duration) openResult) float64 {
 	lo, hi := 0.0, ceiling
 	rate := roundRate(math.Max(math.Min(achieved*0.9, ceiling*0.9), ceiling/8))
-	for k := 0; k < 7 && ctx.Err() == nil && rate >= 10; k++ {
+	for k := 0; k < 5 && ctx.Err() == nil && rate >= 10; k++ {
 		r := try(rate, d)
 		fmt.Fprintf(log, "    trial %.0f/s: achieved %.0f/s, p99 %s, %d errors\n", rate, r.Achieved, percentile(r.Latency, 0.99).Round(time.Microsecond), r.Errors)
 		if r.sustained() {
