@@ -7,60 +7,46 @@ import "github.com/redis/go-redis/v9"
 // record's position with one string.match instead of decoding JSON.
 
 // loadScript returns the system entry (or "") followed by the newest log
-// entries that fit the window, oldest first. It finds the cut from the
-// token counts of the tok list alone, then returns the kept entries with a
-// single LRANGE: no entry is looked into in Lua. A tok list that does not
-// match the log (a conversation written before the list existed) is rebuilt
-// from the log first.
+// entries that fit the window, oldest first.
 //
-//	KEYS: log, sys, tok
+//	KEYS: log, sys
 //	ARGV: max tokens (> 0), max messages (0: no bound)
 var loadScript = redis.NewScript(`
 local maxT = tonumber(ARGV[1])
 local maxM = tonumber(ARGV[2])
 local sys = redis.call('GET', KEYS[2]) or ''
-local len = redis.call('LLEN', KEYS[1])
-if redis.call('LLEN', KEYS[3]) ~= len then
-	redis.call('DEL', KEYS[3])
-	for from = 0, len - 1, 512 do
-		local toks = {}
-		for i, e in ipairs(redis.call('LRANGE', KEYS[1], from, from + 511)) do
-			toks[i] = string.match(e, '^(-?%d+)|')
-		end
-		redis.call('RPUSH', KEYS[3], unpack(toks))
-	end
-	local ttl = redis.call('PTTL', KEYS[1])
-	if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
-end
-local n = len
+local n = redis.call('LLEN', KEYS[1])
 if maxM > 0 and maxM < n then n = maxM end
--- Walk back from the newest count in growing chunks; stop at the first
+if n == 0 then return {sys} end
+-- Walk back from the newest entry in growing chunks; stop at the first
 -- entry that does not fit.
-local sum, got, chunk, stop = 0, 0, 64, false
-while got < n and not stop do
+local kept = {}
+local sum, got, chunk = 0, 0, 64
+while got < n do
 	local k = math.min(chunk, n - got)
-	local part = redis.call('LRANGE', KEYS[3], -(got + k), -(got + 1))
+	local part = redis.call('LRANGE', KEYS[1], -(got + k), -(got + 1))
+	local stop = false
 	for i = #part, 1, -1 do
-		local t = tonumber(part[i])
+		local t = tonumber(string.match(part[i], '^(-?%d+)|'))
 		if sum + t > maxT then stop = true break end
 		sum = sum + t
-		got = got + 1
+		kept[#kept + 1] = part[i]
 	end
+	if stop then break end
+	got = got + k
 	chunk = chunk * 2
 end
-if got == 0 then return {sys} end
-local out = redis.call('LRANGE', KEYS[1], -got, -1)
-table.insert(out, 1, sys)
+local out = {sys}
+for i = #kept, 1, -1 do out[#out + 1] = kept[i] end
 return out
 `)
 
 // appendScript appends records, assigning sequence numbers, and returns for
 // each record either its new sequence number (an integer) or, for a record
 // already stored (a repeated id, an identical system record), the stored
-// entry. It refreshes the TTL of the conversation's keys. The token count
-// of a log entry goes to the tok list too, so that the two stay aligned.
+// entry. It refreshes the TTL of the conversation's keys.
 //
-//	KEYS: log, ids, sys, meta, tok
+//	KEYS: log, ids, sys, meta
 //	ARGV: ttl ms, now (Unix ns), then per record: kind ("s" system, "l" log),
 //	      id, tokens, json, hash of the system text ("" for log records)
 var appendScript = redis.NewScript(`
@@ -85,7 +71,6 @@ for i = 3, #ARGV, 5 do
 		else
 			last = last + 1
 			redis.call('RPUSH', KEYS[1], tok .. '|' .. last .. '|' .. js)
-			redis.call('RPUSH', KEYS[5], tok)
 			redis.call('HSET', KEYS[2], id, last)
 			added = added + 1
 			out[#out + 1] = last
@@ -101,10 +86,9 @@ for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ARGV[1]) end
 return out
 `)
 
-// trimScript drops the log entries with seq < before (and their token
-// counts) and forgets their ids.
+// trimScript drops the log entries with seq < before and forgets their ids.
 //
-//	KEYS: log, ids, meta, tok
+//	KEYS: log, ids, meta
 //	ARGV: before
 var trimScript = redis.NewScript(`
 local last = tonumber(redis.call('HGET', KEYS[3], 'last') or '0')
@@ -123,7 +107,6 @@ for _, e in ipairs(redis.call('LRANGE', KEYS[1], 0, n - 1)) do
 	redis.call('HDEL', KEYS[2], id)
 end
 redis.call('LTRIM', KEYS[1], n, -1)
-redis.call('LTRIM', KEYS[4], n, -1)
 redis.call('HINCRBY', KEYS[3], 'count', -n)
 return n
 `)

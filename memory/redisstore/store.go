@@ -8,7 +8,6 @@
 // slot and one Lua script can touch them all atomically:
 //
 //	<prefix>:{<tag>}:log   LIST of "<tokens>|<seq>|<payload>", oldest first
-//	<prefix>:{<tag>}:tok   LIST of the log entries' token counts, aligned with log
 //	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
@@ -31,12 +30,14 @@
 // Load's cost on the client.
 //
 // Load is one round trip: with a token budget, one EVALSHA of a script that
-// reads the system record, walks the tok list from its tail in growing
-// LRANGE chunks, summing token counts until the budget is spent, and
-// returns the entries that fit with one LRANGE of the log (the entries
-// themselves are never examined in Lua, which would cost as much again as
-// the LRANGE); with a message bound alone, a pipeline of GET and LRANGE,
-// which spares the script's cost. Append is one
+// reads the system record and walks the log from its tail in growing LRANGE
+// chunks, summing the token prefix of each entry until the budget is spent,
+// and returns only what fits; with a message bound alone, a pipeline of GET
+// and LRANGE, which spares the script's cost. That cost is mostly Redis
+// handing each entry to Lua and back (an LRANGE inside a script costs
+// several times the bare command); keeping the token counts apart from the
+// entries does not avoid it, since the kept entries still pass through the
+// script. Append is one
 // pipeline: EVALSHA of a script that checks ids, assigns sequence numbers
 // from meta.last, pushes the entries and refreshes the TTL, plus the index
 // updates. After a Redis restart EVALSHA meets NOSCRIPT and the store falls
@@ -137,11 +138,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-type keys struct{ log, ids, sys, meta, tok, lock string }
+type keys struct{ log, ids, sys, meta, lock string }
 
 func (s *Store) keys(k memory.Key) keys {
 	base := s.prefix + ":{" + tag(k) + "}:"
-	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "tok", base + "lock"}
+	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "lock"}
 }
 
 func tag(k memory.Key) string {
@@ -219,7 +220,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		in[i] = r
 	}
 	k := s.keys(key)
-	ks := []string{k.log, k.ids, k.sys, k.meta, k.tok}
+	ks := []string{k.log, k.ids, k.sys, k.meta}
 	ti, ai := s.tenantIndex(key.Tenant), s.agentIndex(key.Tenant, key.Agent)
 	score := float64(now.UnixMilli())
 	stale := strconv.FormatInt(now.Add(-s.ttl).UnixMilli(), 10)
@@ -281,7 +282,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 	var err error
 	if w.MaxTokens > 0 {
 		var vals []string
-		vals, err = loadScript.Run(ctx, s.client, []string{k.log, k.sys, k.tok}, w.MaxTokens, w.MaxMessages).StringSlice()
+		vals, err = loadScript.Run(ctx, s.client, []string{k.log, k.sys}, w.MaxTokens, w.MaxMessages).StringSlice()
 		if err == nil && len(vals) == 0 {
 			err = errors.New("empty reply")
 		}
@@ -332,7 +333,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 	k := s.keys(key)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.log, k.ids, k.sys, k.meta, k.tok)
+		p.Del(ctx, k.log, k.ids, k.sys, k.meta)
 		p.ZRem(ctx, s.tenantIndex(key.Tenant), lenPrefixed(key.Agent)+key.Session)
 		p.ZRem(ctx, s.agentIndex(key.Tenant, key.Agent), key.Session)
 		return nil
@@ -347,7 +348,7 @@ func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 // forgotten: a later Append with one of them adds a new record.
 func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
 	k := s.keys(key)
-	if err := trimScript.Run(ctx, s.client, []string{k.log, k.ids, k.meta, k.tok}, before).Err(); err != nil {
+	if err := trimScript.Run(ctx, s.client, []string{k.log, k.ids, k.meta}, before).Err(); err != nil {
 		return fail("trim", key, err)
 	}
 	return nil
