@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/tool/httptool"
 )
 
 type mcpText struct {
@@ -91,9 +92,10 @@ func TestMCPServerTools(t *testing.T) {
 	fx := newMCPFixture(t)
 	models := map[string]*scripted.Model{}
 	e := newEnv(t, nil, multiModel(models))
+	// MCP over HTTP passes the SSRF guard; the test server is on loopback.
+	e.srv.httpToolOptions = []httptool.Option{httptool.WithAllow("127.0.0.1")}
 
-	// Registering the server (its URL is on loopback: the HTTP tools' SSRF
-	// guard is not in the way of MCP servers an operator registers).
+	// Registering the server.
 	var server toolDef
 	resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server)
 	if resp.StatusCode != http.StatusCreated || server.ID == "" || server.Kind != kindMCP {
@@ -244,6 +246,7 @@ func TestMCPEverythingOverStdio(t *testing.T) {
 func TestMCPRefreshFollowsTheServer(t *testing.T) {
 	fx := newMCPFixture(t)
 	e := newEnv(t, nil)
+	e.srv.httpToolOptions = []httptool.Option{httptool.WithAllow("127.0.0.1")}
 	var server toolDef
 	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("register: %d", resp.StatusCode)

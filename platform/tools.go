@@ -131,8 +131,17 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 	if ok {
 		return srv, nil
 	}
+	opts := []mcptool.Option{mcptool.WithGetenv(ts.getenv)}
+	if d.MCP.Transport == mcptool.HTTP {
+		// MCP over HTTP goes through the same SSRF guard as HTTP tools.
+		hc, err := httptool.NewClient(ts.s.httpToolOptions...)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, mcptool.WithHTTPClient(hc))
+	}
 	srv, err := mcptool.New(mcptool.Config{Name: d.Name, Transport: d.MCP.Transport, Command: d.MCP.Command, Args: d.MCP.Args,
-		Env: d.MCP.Env, URL: d.MCP.URL, Headers: d.MCP.Headers}, mcptool.WithGetenv(ts.getenv))
+		Env: d.MCP.Env, URL: d.MCP.URL, Headers: d.MCP.Headers}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +266,13 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.HasPrefix(d.Name, delegatePrefix):
 		writeError(w, invalid("field \"name\": names starting with %q are reserved for delegation", delegatePrefix))
+		return
+	}
+	// A stdio MCP server runs a command on this machine, and a SQL tool
+	// reads a database named by this machine's environment: only an admin
+	// key may register them.
+	if !p.Key.Admin && (d.Kind == kindSQL || d.Kind == kindMCP && d.MCP != nil && d.MCP.Transport == mcptool.Stdio) {
+		writeError(w, errorf(http.StatusForbidden, CodeForbidden, "only an admin key may register %s tools: they run commands or read databases of the server", map[bool]string{true: "SQL", false: "stdio MCP"}[d.Kind == kindSQL]))
 		return
 	}
 	var children []meta.Tool

@@ -137,3 +137,16 @@ func TestSQLTool(t *testing.T) {
 		t.Fatalf("tool calls = %+v", ans.ToolCalls)
 	}
 }
+
+func TestToolRegistrationGuards(t *testing.T) {
+	e := newEnv(t, nil)
+	var k keyResponse
+	e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "member"}, &k)
+	// Not an admin: no commands, no server-side databases.
+	e.wantError(e.do(k.Key, "POST", "/v1/tools", map[string]any{"name": "sh", "kind": "mcp", "mcp": map[string]any{"transport": "stdio", "command": "/bin/sh"}}, nil), http.StatusForbidden, CodeForbidden)
+	e.wantError(e.do(k.Key, "POST", "/v1/tools", map[string]any{"name": "q", "kind": "sql", "sql": map[string]any{"driver": "sqlite", "dsn_env": "HOME", "query": "SELECT 1"}}, nil), http.StatusForbidden, CodeForbidden)
+	// MCP over HTTP is refused on loopback by the SSRF guard.
+	loop := httptest.NewServer(http.NotFoundHandler())
+	defer loop.Close()
+	e.wantError(e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "m", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": loop.URL}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+}
