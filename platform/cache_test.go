@@ -30,7 +30,7 @@ func TestCacheInvalidationDuringLoad(t *testing.T) {
 		got <- v
 	}()
 	<-loading
-	version.Store(2)     // the object changes meanwhile,
+	version.Store(2)      // the object changes meanwhile,
 	c.invalidate("", "x") // and the change is announced
 	close(proceed)
 	if v := <-got; v != 1 {

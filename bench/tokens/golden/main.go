@@ -145,4 +145,3 @@ func randomText() string {
 	}
 	return b.String()
 }
-
