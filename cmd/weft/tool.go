@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftlabs/weft/platform/client"
+	"github.com/weftlabs/weft/tool"
 )
 
 func newToolCmd(e *env) *cobra.Command {
@@ -88,6 +89,8 @@ func paramSchema(params []string) (json.RawMessage, error) {
 		switch {
 		case !ok || name == "":
 			return nil, usageError{fmt.Errorf("--param %q: want name:type[:description], e.g. city:string:the city's name", p)}
+		case !tool.ValidName(name):
+			return nil, usageError{fmt.Errorf("--param %q: a name is 1 to 64 letters, digits, _ or - (use --parameters for others)", p)}
 		case !slices.Contains([]string{"string", "integer", "number", "boolean"}, typ):
 			return nil, usageError{fmt.Errorf("--param %q: type %q: want string, integer, number or boolean (use --parameters for others)", p, typ)}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -242,4 +243,39 @@ func TestToolAddSQL(t *testing.T) {
 			t.Errorf("%v: code %d stderr %q", tc.args, r.code, r.stderr)
 		}
 	}
+}
+
+// FuzzParamSchema checks that any --param values give either a usage error
+// or a JSON Schema object that requires exactly the non-optional names.
+func FuzzParamSchema(f *testing.F) {
+	for _, s := range []string{"city:string:the city's name", "days?:integer", "a:b:c:d", ":string", "x", "ü?:boolean:", "a:string\na:number"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		params := strings.Split(in, "\n")
+		raw, err := paramSchema(params)
+		if err != nil {
+			var ue usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("%q: not a usage error: %v", in, err)
+			}
+			return
+		}
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil || schema.Type != "object" || len(schema.Properties) != len(params) {
+			t.Fatalf("%q: schema %s, %v", in, raw, err)
+		}
+		for _, p := range params {
+			name, _, _ := strings.Cut(p, ":")
+			optional := strings.HasSuffix(name, "?")
+			name = strings.TrimSuffix(name, "?")
+			if _, ok := schema.Properties[name]; !ok || slices.Contains(schema.Required, name) == optional {
+				t.Fatalf("%q: %q in schema %s", in, name, raw)
+			}
+		}
+	})
 }
