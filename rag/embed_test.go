@@ -60,9 +60,9 @@ func (d *fakeDriver) Embed(_ context.Context, req *llm.EmbedRequest) (*llm.Embed
 }
 
 // chatOnly is a driver that cannot embed.
-type chatOnly struct{ fakeDriver }
+type chatOnly struct{ *fakeDriver }
 
-func (chatOnly) Embed() {} // shadows fakeDriver.Embed with a different signature
+func (*chatOnly) Embed() {} // shadows fakeDriver.Embed with a different signature
 
 func TestModelEmbedderBatches(t *testing.T) {
 	t.Parallel()
@@ -111,7 +111,7 @@ func TestModelEmbedderErrors(t *testing.T) {
 	if _, err := newE(&fakeDriver{failOn: "c"}).Embed(ctx, []string{"a", "b", "c", "d"}); err == nil || !strings.Contains(err.Error(), "model exploded") {
 		t.Errorf("failing batch: %v", err)
 	}
-	if _, err := newE(&chatOnly{}).Embed(ctx, []string{"a"}); !errors.Is(err, llm.ErrUnsupported) {
+	if _, err := newE(&chatOnly{&fakeDriver{}}).Embed(ctx, []string{"a"}); !errors.Is(err, llm.ErrUnsupported) {
 		t.Errorf("chat-only model: %v, want ErrUnsupported", err)
 	}
 	if out, err := newE(&fakeDriver{}).Embed(ctx, nil); err != nil || len(out) != 0 {
