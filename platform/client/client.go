@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -170,18 +171,26 @@ func errorFrom(resp *http.Response) *Error {
 	var body struct {
 		Error *Error `json:"error"`
 	}
+	text := http.StatusText(resp.StatusCode)
+	code := "http_" + strings.ReplaceAll(strings.ToLower(text), " ", "_")
+	if text == "" {
+		code, text = "http_"+strconv.Itoa(resp.StatusCode), "HTTP "+strconv.Itoa(resp.StatusCode)
+	}
 	if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
 		e.Code, e.Message = body.Error.Code, body.Error.Message
+		if e.Message == "" {
+			e.Message = text
+		}
 		return e
 	}
 	// Not the API's error shape: a proxy, or not a Weft server at all.
-	e.Code = "http_" + strings.ReplaceAll(strings.ToLower(http.StatusText(resp.StatusCode)), " ", "_")
-	e.Message = strings.TrimSpace(string(b))
-	if len(e.Message) > 200 {
-		e.Message = e.Message[:200] + "…"
+	e.Code = code
+	e.Message = strings.ToValidUTF8(strings.TrimSpace(string(b)), "\uFFFD")
+	if r := []rune(e.Message); len(r) > 200 {
+		e.Message = string(r[:200]) + "…"
 	}
 	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
+		e.Message = text
 	}
 	return e
 }
