@@ -202,3 +202,26 @@ func TestRemoteErrors(t *testing.T) {
 		t.Fatalf("unreachable: code %d stderr %q", r.code, r.stderr)
 	}
 }
+
+// FuzzReadAgentFile feeds arbitrary files to the agent file parser: it
+// never panics, and what it accepts are named agents.
+func FuzzReadAgentFile(f *testing.F) {
+	for _, seed := range []string{
+		"name: a\nsystem_prompt: hi\n", "name: a\n---\nname: b\n", `{"name": "a", "temperature": 0.5}`,
+		"- a\n", "name: [", "&a [*a]", "name: a\nretrieval: {top_k: 3}\n", "~", "name: !!binary aGk=\n", "",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		e := &env{stdin: strings.NewReader(data), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+		agents, err := readAgentFile(e, "-")
+		if err == nil && len(agents) == 0 {
+			t.Fatal("no error and no agent")
+		}
+		for _, a := range agents {
+			if strings.TrimSpace(a.Name) == "" {
+				t.Fatalf("accepted an agent without a name: %+v", a)
+			}
+		}
+	})
+}
