@@ -288,3 +288,28 @@ func TestMCPRefreshFollowsTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPGuardReadsConfigGetenv: the SSRF guard of MCP servers over HTTP
+// reads WEFT_HTTP_TOOLS_ALLOW through Config.Getenv, like every other
+// variable the platform reads, so that a program embedding the platform
+// (or a test) can allow a host without changing its process environment.
+func TestMCPGuardReadsConfigGetenv(t *testing.T) {
+	fx := newMCPFixture(t)
+	for _, allow := range []string{"", "127.0.0.1"} {
+		e := newEnv(t, nil, func(c *Config) {
+			c.Getenv = func(k string) string {
+				if k == httptool.AllowEnv {
+					return allow
+				}
+				return ""
+			}
+		})
+		resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, nil)
+		switch {
+		case allow == "" && resp.StatusCode != http.StatusBadRequest:
+			t.Errorf("loopback MCP server not refused: %d", resp.StatusCode)
+		case allow != "" && resp.StatusCode != http.StatusCreated:
+			t.Errorf("loopback MCP server refused although %s=%s: %d %s", httptool.AllowEnv, allow, resp.StatusCode, body(resp))
+		}
+	}
+}
