@@ -181,7 +181,12 @@ func newToolAddMCPCmd(e *env, r *remoteFlags) *cobra.Command {
 		Long: `Register a Model Context Protocol server: a command the weft server starts and
 talks to over stdio, or a streamable HTTP endpoint. The server is contacted
 now and its tools listed; each becomes a tool named NAME_<tool>. Run
-"weft tool refresh NAME" when the server gains tools.`,
+"weft tool refresh NAME" when the server's tools change.
+
+Only an admin key may register a --command server (it runs on the weft
+server's machine). A --url server passes the same guard as HTTP tools:
+loopback and private addresses are refused unless WEFT_HTTP_TOOLS_ALLOW, on the
+weft server, lists them.`,
 		Example: `  weft tool add-mcp everything --command npx --arg -y --arg @modelcontextprotocol/server-everything
   weft tool add-mcp docs --url https://mcp.example.com/mcp --header "Authorization=Bearer \${DOCS_TOKEN}"`,
 		Args: cobra.ExactArgs(1),
@@ -232,7 +237,7 @@ func newToolAddSQLCmd(e *env, r *remoteFlags) *cobra.Command {
 take the arguments named by --bind, in order; they are bound, never spliced
 into the text. The connection string is read from the weft server's
 environment variable --dsn-env (which must be set where the server runs), and
-never stored. Rows come back as JSON. Without --param or --parameters, each
+never stored; only an admin key may register SQL tools. Rows come back as JSON. Without --param or --parameters, each
 bound name is a required parameter of any type.`,
 		Example: `  weft tool add-sql order_status --driver postgres --dsn-env ORDERS_DSN \
     --query "SELECT status, updated_at FROM orders WHERE id = $1" \

@@ -134,7 +134,8 @@ func TestToolAddHTTP(t *testing.T) {
 
 func TestToolMCPListShowRefreshRm(t *testing.T) {
 	t.Parallel()
-	p := newTestPlatform(t)
+	// The MCP server is on loopback, which the SSRF guard refuses unless allowed.
+	p := newPlatformEnv(t, map[string]string{"WEFT_HTTP_TOOLS_ALLOW": "127.0.0.1"})
 	srv, url := newMCPServer(t)
 	r := runCLI(t, t.Context(), p.vars(), "", "tool", "add-mcp", "files", "--url", url)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "MCP server files registered (tool") || !strings.Contains(r.stdout, "with 1 tool\n") ||

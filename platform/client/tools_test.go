@@ -4,15 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform"
 	"github.com/weftlabs/weft/platform/client"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tool/httptool"
 )
 
 type echoArgs struct {
@@ -33,6 +40,37 @@ func newMCPServer(t *testing.T) (*mcp.Server, string) {
 	return s, hs.URL
 }
 
+// newPlatformAllowingLoopback is newPlatform(t, nil) whose HTTP tools and
+// MCP servers may reach loopback.
+func newPlatformAllowingLoopback(t *testing.T) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := meta.OpenSQLite(ctx, filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := platform.Bootstrap(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := platform.New(platform.Config{
+		Meta: store, Sessions: memory.NewInMemory(), RateLimit: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Getenv: func(k string) string {
+			if k == httptool.AllowEnv {
+				return "127.0.0.1"
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(); store.Close() })
+	return hs.URL, admin
+}
+
 func names(tools []client.Tool) []string {
 	var out []string
 	for _, t := range tools {
@@ -44,7 +82,8 @@ func names(tools []client.Tool) []string {
 
 func TestTools(t *testing.T) {
 	t.Parallel()
-	url, key := newPlatform(t, nil)
+	// The MCP server is on loopback, which the SSRF guard refuses unless allowed.
+	url, key := newPlatformAllowingLoopback(t)
 	c := client.New(url, key)
 	ctx := t.Context()
 
