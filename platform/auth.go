@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -82,7 +83,12 @@ func (s *Server) authenticate(r *http.Request) (principal, *apiError) {
 	bad := errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
 	k, err := s.keys.get(r.Context(), id)
 	if err != nil {
-		return principal{}, bad
+		if errors.Is(err, meta.ErrNotFound) {
+			return principal{}, bad
+		}
+		// The store failed: say so, rather than call a good key invalid.
+		s.log.ErrorContext(r.Context(), "API key lookup failed", "request_id", requestID(r.Context()), "err", err)
+		return principal{}, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the key store is unavailable; retry")
 	}
 	if subtle.ConstantTimeCompare(k.Hash, hashOf(secret)) != 1 {
 		return principal{}, bad

@@ -149,26 +149,40 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.activeStreams.Inc()
 	defer s.metrics.activeStreams.Dec()
-	sw := newSSEWriter(w, s.frameDeadline())
+	// The stream starts with the first piece of answer, so that a turn that
+	// fails before it (context_too_long, a model error) is an HTTP error, as
+	// OpenAI answers it.
+	var sw *sseWriter
 	stop := make(chan struct{})
 	defer close(stop)
-	go sw.keepAlive(s.pingInterval(), stop)
 	chunk := func(delta map[string]any, finish any) error {
 		return sw.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": agent.Name,
 			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	start := func() {
+		if sw == nil {
+			sw = newSSEWriter(w, s.frameDeadline())
+			go sw.keepAlive(s.pingInterval(), stop)
+			chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+		}
+	}
 	in.sink = func(event string, data map[string]any) error {
 		if event == "message.delta" {
+			start()
 			return chunk(map[string]any{"content": data["text"]}, nil)
 		}
 		return nil
 	}
 	ans, terr := s.runTurn(ctx, in)
 	if terr != nil {
+		if sw == nil {
+			writeOpenAIError(w, terr.api)
+			return
+		}
 		sw.data(map[string]any{"error": openAIErrorBody(terr.api)})
 		return
 	}
+	start()
 	chunk(map[string]any{}, "stop")
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		sw.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": agent.Name,

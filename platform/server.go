@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +144,11 @@ func New(cfg Config) (*Server, error) {
 		s.limiter = &redisBucket{rdb: cfg.Redis, rate: cfg.RateLimit, burst: cfg.RateBurst}
 	default:
 		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
+	}
+	if allow := strings.TrimSpace(cfg.Getenv(httptool.AllowEnv)); allow != "" {
+		// The allow list of the SSRF guard comes through Getenv like every
+		// other setting, so embedders and tests can set it per server.
+		s.httpToolOptions = append(s.httpToolOptions, httptool.WithAllow(strings.Split(allow, ",")...))
 	}
 	s.toolSources = append(s.toolSources, s.delegateTools)
 	if ts, ok := cfg.Meta.(toolStore); ok {
