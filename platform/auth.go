@@ -2,11 +2,11 @@ package platform
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
+	"errors"
 	"net/http"
 	"strings"
 
