@@ -237,7 +237,10 @@ func newKBSearchCmd(e *env, r *remoteFlags) *cobra.Command {
 			for i, f := range res {
 				fmt.Fprintf(e.stdout, "%d. %s  (score %.4f, %s)\n", i+1, orDash(f.DocumentName, f.DocumentID), f.Score, f.ChunkID)
 				for l := range strings.Lines(strings.TrimSpace(f.Content)) {
-					fmt.Fprint(e.stdout, "   "+l)
+					if strings.TrimSpace(l) != "" {
+						l = "   " + l
+					}
+					fmt.Fprint(e.stdout, l)
 				}
 				fmt.Fprint(e.stdout, "\n\n")
 			}
@@ -479,8 +482,8 @@ func (in *ingestion) wait(ctx context.Context, docs []client.Document) error {
 				in.linef("failed   %s: %s", d.Name, d.Error)
 			}
 			if bar != nil {
-				bar.Describe("indexed " + d.Name)
 				bar.Set(done)
+				bar.Describe("indexed " + d.Name)
 			}
 		}
 		for id, i := range pending {
@@ -494,6 +497,7 @@ func (in *ingestion) wait(ctx context.Context, docs []client.Document) error {
 		}
 	}
 	if bar != nil {
+		bar.Describe("indexed")
 		bar.Finish()
 		for _, d := range docs {
 			if d.Status == client.DocumentFailed {

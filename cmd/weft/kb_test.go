@@ -86,7 +86,7 @@ func TestKBIngestAndSearch(t *testing.T) {
 
 	// A bar when asked for; --json reports the documents.
 	r = runCLI(t, t.Context(), p.vars(), "", "kb", "ingest", "handbook", returns, "--poll", "10ms", "--progress", "bar")
-	if r.code != 0 || !strings.Contains(r.stdout, "100%") || !strings.Contains(r.stdout, "indexed returns.md") {
+	if r.code != 0 || !strings.Contains(r.stdout, "100%") || !strings.Contains(r.stdout, "(1/1)") || !strings.Contains(r.stdout, "indexed") || !strings.Contains(r.stdout, "uploading") {
 		t.Fatalf("bar: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, t.Context(), p.vars(), "", "kb", "ingest", "handbook", shipping, returns, "--poll", "10ms", "--json")
