@@ -108,24 +108,13 @@ func (ts *tools) getenv(name string) (string, bool) {
 	return v, v != ""
 }
 
-// guardOptions are the SSRF guard's options of HTTP tools and MCP servers
-// over HTTP: WEFT_HTTP_TOOLS_ALLOW as Config.Getenv reads it (so that a
-// program embedding the platform can set it), then the server's own.
-func (ts *tools) guardOptions() []httptool.Option {
-	var opts []httptool.Option
-	if allow, ok := ts.getenv(httptool.AllowEnv); ok {
-		opts = append(opts, httptool.WithAllow(allow))
-	}
-	return append(opts, ts.s.httpToolOptions...)
-}
-
 // build makes the runnable tool of an http or sql definition.
 func (ts *tools) build(d toolDef) (tool.Tool, error) {
 	switch d.Kind {
 	case kindHTTP:
 		return httptool.New(httptool.Config{Name: d.Name, Description: d.Description, Method: d.HTTP.Method, URL: d.HTTP.URL,
 			Headers: d.HTTP.Headers, Parameters: d.Parameters, Timeout: time.Duration(d.HTTP.TimeoutMS) * time.Millisecond},
-			append([]httptool.Option{httptool.WithGetenv(ts.getenv)}, ts.guardOptions()...)...)
+			append([]httptool.Option{httptool.WithGetenv(ts.getenv)}, ts.s.httpToolOptions...)...)
 	case kindSQL:
 		return sqltool.New(sqltool.Config{Name: d.Name, Description: d.Description, Driver: d.SQL.Driver, DSNEnv: d.SQL.DSNEnv,
 			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters}, sqltool.WithGetenv(ts.getenv))
@@ -145,7 +134,7 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 	opts := []mcptool.Option{mcptool.WithGetenv(ts.getenv)}
 	if d.MCP.Transport == mcptool.HTTP {
 		// MCP over HTTP goes through the same SSRF guard as HTTP tools.
-		hc, err := httptool.NewClient(ts.guardOptions()...)
+		hc, err := httptool.NewClient(ts.s.httpToolOptions...)
 		if err != nil {
 			return nil, err
 		}
