@@ -26,7 +26,7 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (re
 	for {
 		woken, done := s.wakeups.add(wk) // before trying: a release in between is not missed
 		now := time.Now()
-		res, err := s.db.ExecContext(ctx, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session,
+		res, err := s.execContext(ctx, nil, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session,
 			token, now.Add(ttl).UnixNano(), now.UnixNano())
 		var n int64
 		if err == nil {
@@ -68,7 +68,7 @@ func (s *Store) releaser(key memory.Key, token string) func() {
 func (s *Store) release(key memory.Key, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = s.db.ExecContext(ctx, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
+	_, _ = s.execContext(ctx, nil, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
 	s.wakeups.wake(key.String())
 }
 

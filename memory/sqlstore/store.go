@@ -50,6 +50,13 @@ import (
 
 type dialect int
 
+// sqlitePoolSize bounds a SQLite store's connections to one: SQLite has one
+// writer at a time, and writers on several connections sleep in its busy
+// handler (1 ms to 100 ms per retry), whereas callers queued on database/sql's
+// pool are served the moment the connection is free. Reads are short (Load
+// reads its window into memory), so they queue behind writes cheaply.
+const sqlitePoolSize = 1
+
 const (
 	sqlite dialect = iota
 	postgres
@@ -70,6 +77,7 @@ type Store struct {
 	pool    *pgxpool.Pool // owned, closed by Close; nil for SQLite or a borrowed pool
 	dialect dialect
 	queries queries
+	stmts   map[string]*sql.Stmt // SQLite's hot statements, prepared once; read-only after open
 	wakeups wakeups
 }
 
@@ -97,9 +105,21 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
 	}
+	// One connection, kept open: database/sql's default (unbounded, 2 idle)
+	// opens and closes connections, with their pragmas, per burst. No code
+	// path here holds a connection while asking for another, so the bound
+	// cannot deadlock. Other processes still take turns by busy_timeout.
+	db.SetMaxOpenConns(sqlitePoolSize)
+	db.SetMaxIdleConns(sqlitePoolSize)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
 	s := newStore(db, nil, sqlite)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
 	}
 	return s, nil
@@ -139,8 +159,81 @@ func newStore(db *sql.DB, pool *pgxpool.Pool, d dialect) *Store {
 	return s
 }
 
+// preparedBatch is the largest append whose statements are prepared: a
+// turn appends one or a few records at a time.
+const preparedBatch = 4
+
+// prepare prepares the statements of a turn's hot path (SQLite only: the
+// driver otherwise parses and plans each one on every call, whereas pgx
+// caches them itself). It runs at open, before any caller could hold the
+// pool's one connection in a transaction.
+func (s *Store) prepare(ctx context.Context) error {
+	q := s.queries
+	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.load, q.lockAcquire, q.lockRelease}
+	for n := 1; n <= preparedBatch; n++ {
+		texts = append(texts, s.insertQuery(n), s.idsQuery(n))
+	}
+	s.stmts = make(map[string]*sql.Stmt, len(texts))
+	for _, t := range texts {
+		st, err := s.db.PrepareContext(ctx, t)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		s.stmts[t] = st
+	}
+	return nil
+}
+
+// stmt returns the statement prepared for query, bound to tx when tx is not
+// nil, or nil when query is not prepared.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	st := s.stmts[query]
+	if st != nil && tx != nil {
+		st = tx.StmtContext(ctx, st) // reuses the statement prepared on tx's connection
+	}
+	return st
+}
+
+// execContext runs query, in tx when not nil, as a prepared statement when
+// there is one.
+func (s *Store) execContext(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := s.stmt(ctx, tx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.ExecContext(ctx, query, args...)
+	}
+	return s.db.ExecContext(ctx, query, args...)
+}
+
+// queryContext is execContext for a query returning rows.
+func (s *Store) queryContext(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if st := s.stmt(ctx, tx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryContext(ctx, query, args...)
+	}
+	return s.db.QueryContext(ctx, query, args...)
+}
+
+// insertQuery inserts n log records.
+func (s *Store) insertQuery(n int) string {
+	return s.q(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` +
+		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1))
+}
+
+// idsQuery finds the log records with any of n ids.
+func (s *Store) idsQuery(n int) string {
+	return s.q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0 AND msg_id IN (?` +
+		strings.Repeat(", ?", n-1) + `)`)
+}
+
 // Close releases the store's connections.
 func (s *Store) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	err := s.db.Close()
 	if s.pool != nil {
 		s.pool.Close()
@@ -347,14 +440,16 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	k := []any{key.Tenant, key.Agent, key.Session}
 	var last int64
-	if err := tx.QueryRowContext(ctx, s.queries.upsertSession, key.Tenant, key.Agent, key.Session, now.UnixNano(), now.UnixNano()).Scan(&last); err != nil {
+	row := tx.QueryRowContext
+	if st := s.stmt(ctx, tx, s.queries.upsertSession); st != nil {
+		row = func(ctx context.Context, _ string, args ...any) *sql.Row { return st.QueryRowContext(ctx, args...) }
+	}
+	if err := row(ctx, s.queries.upsertSession, key.Tenant, key.Agent, key.Session, now.UnixNano(), now.UnixNano()).Scan(&last); err != nil {
 		return nil, err
 	}
 	seen := map[string]memory.Record{}
 	if len(ids) > 0 {
-		q := s.q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0 AND msg_id IN (?` +
-			strings.Repeat(", ?", len(ids)-1) + `)`)
-		found, err := scanRecords(tx.QueryContext(ctx, q, append(k, ids...)...))
+		found, err := scanRecords(s.queryContext(ctx, tx, s.idsQuery(len(ids)), append(k, ids...)...))
 		if err != nil {
 			return nil, err
 		}
@@ -366,7 +461,7 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 	sysHash := ""
 	if hasSystem {
 		var found []memory.Record
-		rows, err := tx.QueryContext(ctx, s.queries.selectSystem, k...)
+		rows, err := s.queryContext(ctx, tx, s.queries.selectSystem, k...)
 		if err == nil {
 			found, err = scanRecordsHash(rows, &sysHash)
 		}
@@ -379,7 +474,6 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 	}
 
 	out := make([]memory.Record, len(in))
-	var insert strings.Builder
 	var args []any
 	added, changed := 0, false
 	for i, e := range in {
@@ -387,7 +481,7 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 		if r.Message.Role == llm.RoleSystem {
 			if sys == nil || sysHash != e.hash {
 				r.Seq = 0
-				if _, err := tx.ExecContext(ctx, s.queries.upsertSystem, key.Tenant, key.Agent, key.Session,
+				if _, err := s.execContext(ctx, tx, s.queries.upsertSystem, key.Tenant, key.Agent, key.Session,
 					r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json, e.hash); err != nil {
 					return nil, err
 				}
@@ -404,22 +498,16 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 		r.Seq = last
 		seen[r.ID] = r
 		out[i] = r
-		if added == 0 {
-			insert.WriteString(`INSERT INTO memory_messages (tenant, agent, session, ` + cols + `) VALUES `)
-		} else {
-			insert.WriteString(", ")
-		}
-		insert.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, key.Tenant, key.Agent, key.Session, r.Seq, r.ID, r.Tokens, r.Partial, r.CreatedAt.UnixNano(), e.json)
 		added++
 	}
 	if added > 0 {
-		if _, err := tx.ExecContext(ctx, s.q(insert.String()), args...); err != nil {
+		if _, err := s.execContext(ctx, tx, s.insertQuery(added), args...); err != nil {
 			return nil, err
 		}
 	}
 	if added > 0 || changed {
-		if _, err := tx.ExecContext(ctx, s.queries.updateSession, last, added, now.UnixNano(), key.Tenant, key.Agent, key.Session); err != nil {
+		if _, err := s.execContext(ctx, tx, s.queries.updateSession, last, added, now.UnixNano(), key.Tenant, key.Agent, key.Session); err != nil {
 			return nil, err
 		}
 	}
@@ -484,7 +572,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 	if w.MaxTokens <= 0 {
 		maxTokens = math.MaxInt64 // no running sum exceeds it
 	}
-	out, err := scanRecords(s.db.QueryContext(ctx, s.queries.load,
+	out, err := scanRecords(s.queryContext(ctx, nil, s.queries.load,
 		key.Tenant, key.Agent, key.Session, key.Tenant, key.Agent, key.Session,
 		maxTokens, key.Tenant, key.Agent, key.Session, limit))
 	if err != nil {

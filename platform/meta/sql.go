@@ -48,9 +48,19 @@ func dollarParams(q string) string {
 
 // SQL is the metadata store over database/sql, for SQLite and PostgreSQL.
 type SQL struct {
-	db *sql.DB
-	d  dialect
+	db    *sql.DB
+	d     dialect
+	stmts map[string]*sql.Stmt // SQLite: the hot queries, prepared at open, by their text; read-only after
 }
+
+// Queries of every chat turn, prepared once on SQLite, whose driver otherwise
+// parses and plans a statement on every call (pgx caches them itself).
+const (
+	qKeyByID      = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
+	qAgent        = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
+	qSession      = `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
+	qTouchSession = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ?`
+)
 
 // OpenSQLite opens (creating if needed) the SQLite database at path, in WAL
 // mode, and applies the schema migrations.
@@ -60,7 +70,29 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meta: open sqlite %s: %w", path, err)
 	}
-	return open(ctx, db, sqliteDialect)
+	// Two connections, kept open: the default (unbounded, 2 idle) reopens
+	// connections under load and lets many writers sleep in SQLite's busy
+	// handler at once; two let a read (key or session lookup) proceed
+	// beside a long write or a chunk scan. Nothing here holds a connection
+	// while asking for another, so the bound cannot deadlock.
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	s, err := open(ctx, db, sqliteDialect)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts = map[string]*sql.Stmt{}
+	for _, q := range []string{qKeyByID, qAgent, qSession, qTouchSession} {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("meta: open sqlite %s: prepare: %w", path, err)
+		}
+		s.stmts[q] = st
+	}
+	return s, nil
 }
 
 // OpenPostgres connects to PostgreSQL at dsn and applies the schema
@@ -187,10 +219,16 @@ func (s *SQL) tx(ctx context.Context, f func(*sql.Tx) error) error {
 }
 
 func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := s.stmts[q]; st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return s.db.ExecContext(ctx, s.d.rebind(q), args...)
 }
 
 func (s *SQL) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := s.stmts[q]; st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return s.db.QueryRowContext(ctx, s.d.rebind(q), args...)
 }
 
@@ -226,7 +264,12 @@ func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 func (s *SQL) Ping(ctx context.Context) error { return wrap("ping", s.db.PingContext(ctx)) }
 
 // Close implements [Store].
-func (s *SQL) Close() error { return s.db.Close() }
+func (s *SQL) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	return s.db.Close()
+}
 
 // EnsureTenant implements [Store]: it returns the tenant named name,
 // creating it if needed.
@@ -276,7 +319,7 @@ func (s *SQL) KeyByID(ctx context.Context, id string) (APIKey, error) {
 	var k APIKey
 	var admin int
 	var created int64
-	err := s.queryRow(ctx, `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`, id).
+	err := s.queryRow(ctx, qKeyByID, id).
 		Scan(&k.ID, &k.TenantID, &k.Name, &admin, &k.Hash, &created)
 	k.Admin, k.CreatedAt = admin != 0, fromMicros(created)
 	return k, wrap("key", err)
@@ -345,7 +388,7 @@ func scanAgent(tenant string, sc interface{ Scan(...any) error }) (Agent, error)
 
 // Agent implements [Store].
 func (s *SQL) Agent(ctx context.Context, tenant, id string) (Agent, error) {
-	a, err := scanAgent(tenant, s.queryRow(ctx, `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`, tenant, id))
+	a, err := scanAgent(tenant, s.queryRow(ctx, qAgent, tenant, id))
 	return a, wrap("agent "+id, err)
 }
 
@@ -412,7 +455,7 @@ func scanSession(tenant string, sc interface{ Scan(...any) error }) (Session, er
 
 // Session implements [Store].
 func (s *SQL) Session(ctx context.Context, tenant, id string) (Session, error) {
-	ss, err := scanSession(tenant, s.queryRow(ctx, `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`, tenant, id))
+	ss, err := scanSession(tenant, s.queryRow(ctx, qSession, tenant, id))
 	return ss, wrap("session "+id, err)
 }
 
@@ -444,7 +487,7 @@ func (s *SQL) ListSessions(ctx context.Context, tenant, agent string) ([]Session
 
 // TouchSession implements [Store].
 func (s *SQL) TouchSession(ctx context.Context, tenant, id string, at time.Time) error {
-	_, err := s.exec(ctx, `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ?`, micros(at), tenant, id)
+	_, err := s.exec(ctx, qTouchSession, micros(at), tenant, id)
 	return wrap("touch session", err)
 }
 
