@@ -21,6 +21,7 @@ type sseWriter struct {
 
 	mu  sync.Mutex
 	buf bytes.Buffer
+	enc *json.Encoder // writes into buf, reused for every frame
 	err error
 }
 
@@ -34,6 +35,8 @@ func newSSEWriter(w http.ResponseWriter, frameDeadline time.Duration) *sseWriter
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), deadline: frameDeadline}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
 	s.flush()
 	return s
 }
@@ -50,9 +53,7 @@ func (s *sseWriter) event(name string, data any) error {
 	s.buf.WriteString("event: ")
 	s.buf.WriteString(name)
 	s.buf.WriteString("\ndata: ")
-	enc := json.NewEncoder(&s.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
+	if err := s.enc.Encode(data); err != nil {
 		return err
 	}
 	// Encode ended the JSON with a newline; one more ends the frame.
@@ -69,9 +70,7 @@ func (s *sseWriter) data(v any) error {
 	}
 	s.buf.Reset()
 	s.buf.WriteString("data: ")
-	enc := json.NewEncoder(&s.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := s.enc.Encode(v); err != nil {
 		return err
 	}
 	s.buf.WriteByte('\n')
