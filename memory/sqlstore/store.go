@@ -50,12 +50,14 @@ import (
 
 type dialect int
 
-// sqlitePoolSize bounds a SQLite store's connections to one: SQLite has one
-// writer at a time, and writers on several connections sleep in its busy
-// handler (1 ms to 100 ms per retry), whereas callers queued on database/sql's
-// pool are served the moment the connection is free. Reads are short (Load
-// reads its window into memory), so they queue behind writes cheaply.
-const sqlitePoolSize = 1
+// sqlitePoolSize bounds a SQLite store's connections: SQLite has one writer
+// at a time, and writers on many connections sleep in its busy handler (1 ms
+// to 100 ms per retry), whereas callers queued on database/sql's pool are
+// served the moment a connection is free. Two let a Load (WAL: readers do
+// not wait for the writer) run beside an append; measured with
+// cmd/weft-bench, one connection had a higher p99, and four were no better
+// than database/sql's default.
+const sqlitePoolSize = 2
 
 const (
 	sqlite dialect = iota
@@ -105,7 +107,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
 	}
-	// One connection, kept open: database/sql's default (unbounded, 2 idle)
+	// A small pool, kept open: database/sql's default (unbounded, 2 idle)
 	// opens and closes connections, with their pragmas, per burst. No code
 	// path here holds a connection while asking for another, so the bound
 	// cannot deadlock. Other processes still take turns by busy_timeout.
@@ -166,7 +168,7 @@ const preparedBatch = 4
 // prepare prepares the statements of a turn's hot path (SQLite only: the
 // driver otherwise parses and plans each one on every call, whereas pgx
 // caches them itself). It runs at open, before any caller could hold the
-// pool's one connection in a transaction.
+// pool's connections in transactions.
 func (s *Store) prepare(ctx context.Context) error {
 	q := s.queries
 	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.load, q.lockAcquire, q.lockRelease}
