@@ -3,10 +3,12 @@ package platform
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/memory/sqlstore"
 	"github.com/weftlabs/weft/platform/meta"
 )
 
@@ -210,4 +212,27 @@ func TestHealthAndMetrics(t *testing.T) {
 func TestUnknownRoute(t *testing.T) {
 	e := newEnv(t, nil)
 	e.wantError(e.do(e.admin, "GET", "/v1/nothing", nil, nil), http.StatusNotFound, CodeNotFound)
+}
+
+// readyz checks the session store when it can be pinged.
+func TestReadyzChecksSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	store, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.sessions = store
+	var got struct {
+		Ready  bool
+		Checks map[string]string
+	}
+	e.do("", "GET", "/readyz", nil, &got)
+	if !got.Ready || got.Checks["sessions"] != "ok" {
+		t.Fatalf("readyz = %+v", got)
+	}
+	store.Close()
+	resp := e.do("", "GET", "/readyz", nil, &got)
+	if resp.StatusCode != http.StatusServiceUnavailable || got.Ready || got.Checks["sessions"] == "ok" {
+		t.Fatalf("readyz with a closed store = %d %+v", resp.StatusCode, got)
+	}
 }

@@ -130,6 +130,14 @@ func Open(url string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// Ping reports whether Redis answers (the platform's /readyz).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
 // Close closes the client if the store opened it.
 func (s *Store) Close() error {
 	if s.owned {

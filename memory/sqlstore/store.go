@@ -231,6 +231,14 @@ func (s *Store) idsQuery(n int) string {
 		strings.Repeat(", ?", n-1) + `)`)
 }
 
+// Ping reports whether the database answers (the platform's /readyz).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlstore: ping: %w", err)
+	}
+	return nil
+}
+
 // Close releases the store's connections.
 func (s *Store) Close() error {
 	for _, st := range s.stmts {
