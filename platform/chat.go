@@ -14,6 +14,7 @@ import (
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tokens"
+	"github.com/weftlabs/weft/tool/toolname"
 )
 
 // sessionLease is how long a turn holds its session. The lease is not
@@ -296,7 +297,8 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 	counter := tokens.ForModel(model.Name())
 	userMsg := llm.UserMessage(in.query)
 	if in.user != "" {
-		userMsg.Name = sanitizeName(in.user)
+		// Providers accept message names like tool names.
+		userMsg.Name = toolname.Sanitize(in.user)
 	}
 
 	// Retrieval first: the window must leave room for what it brings.
@@ -496,21 +498,6 @@ func (s *Server) recordUsage(model string, u llm.Usage) {
 	if u.CompletionTokens > 0 {
 		s.metrics.tokens.WithLabelValues("completion", model).Add(float64(u.CompletionTokens))
 	}
-}
-
-// sanitizeName makes a user name acceptable as a message name (OpenAI
-// allows ^[a-zA-Z0-9_-]{1,64}$).
-func sanitizeName(s string) string {
-	b := make([]byte, 0, min(len(s), 64))
-	for i := 0; i < len(s) && len(b) < 64; i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
-			b = append(b, c)
-		} else {
-			b = append(b, '_')
-		}
-	}
-	return string(b)
 }
 
 // Errors that say why a turn's context ended.

@@ -14,6 +14,7 @@ import (
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/tool/toolname"
 )
 
 // Delegation: each id in an agent's delegate_agent_ids becomes a tool
@@ -56,21 +57,7 @@ func (s *Server) delegateTools(ctx context.Context, agent meta.Agent, in turnInp
 // delegateToolName is the tool name for delegating to agent id, within the
 // providers' ^[a-zA-Z0-9_-]{1,64}$.
 func delegateToolName(id string) string {
-	var b strings.Builder
-	b.WriteString(delegatePrefix)
-	for _, r := range id {
-		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if len(name) > 64 {
-		sum := sha256.Sum256([]byte(id))
-		name = name[:55] + "_" + fmt.Sprintf("%x", sum[:4])
-	}
-	return name
+	return toolname.Join(strings.TrimSuffix(delegatePrefix, "_"), id)
 }
 
 func firstLine(s string) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/internal/lease"
 )
 
 // Lock implements [memory.Locker] with a lease: SET NX PX with a random
@@ -21,36 +22,17 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (re
 	}
 	lk := s.keys(key).lock
 	token := memory.NewID()
-	wait := 2 * time.Millisecond
-	for {
-		woken, done := s.wakeups.add(lk) // before trying: a release in between is not missed
-		ok, err := s.client.SetNX(ctx, lk, token, ttl).Result()
-		if ok || err != nil {
-			done()
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-			}
-			return nil, fail("lock", key, err)
-		}
-		if ok {
-			var once sync.Once
-			return func() { once.Do(func() { s.unlock(lk, token) }) }, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			done()
+	err = lease.Acquire(ctx, &s.wakeups, lk, func() (bool, error) {
+		return s.client.SetNX(ctx, lk, token, ttl).Result()
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-		case <-woken:
-			t.Stop()
-		case <-t.C:
 		}
-		done()
-		wait = min(2*wait, 100*time.Millisecond)
+		return nil, fail("lock", key, err)
 	}
+	var once sync.Once
+	return func() { once.Do(func() { s.unlock(lk, token) }) }, nil
 }
 
 // unlock releases a lease. Release has no context of its own; it gets 5 s,
@@ -59,51 +41,5 @@ func (s *Store) unlock(lock, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err()
-	s.wakeups.wake(lock)
-}
-
-// wakeups tells waiters in this process at once when a lock they wait for
-// is released by this process; waiting on holders in other processes polls.
-type wakeups struct {
-	mu sync.Mutex
-	m  map[string]*waiters
-}
-
-type waiters struct {
-	c chan struct{} // closed on release
-	n int
-}
-
-// add registers a waiter for key and returns the channel that a release
-// closes and the function that unregisters the waiter.
-func (w *wakeups) add(key string) (<-chan struct{}, func()) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]*waiters{}
-	}
-	ws := w.m[key]
-	if ws == nil {
-		ws = &waiters{c: make(chan struct{})}
-		w.m[key] = ws
-	}
-	ws.n++
-	return ws.c, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if ws.n--; ws.n == 0 && w.m[key] == ws {
-			delete(w.m, key)
-		}
-	}
-}
-
-// wake wakes the waiters for key.
-func (w *wakeups) wake(key string) {
-	w.mu.Lock()
-	ws := w.m[key]
-	delete(w.m, key)
-	w.mu.Unlock()
-	if ws != nil {
-		close(ws.c)
-	}
+	s.wakeups.Wake(lock)
 }

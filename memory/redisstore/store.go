@@ -65,6 +65,7 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/internal/lease"
 )
 
 // DefaultTTL is how long a conversation lives after its last append.
@@ -78,7 +79,7 @@ type Store struct {
 	owned   bool
 	prefix  string
 	ttl     time.Duration
-	wakeups wakeups
+	wakeups lease.Wakeups
 }
 
 var (

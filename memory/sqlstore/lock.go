@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/internal/lease"
 )
 
 // Lock implements [memory.Locker] with a lease row in memory_locks: taking
@@ -21,41 +22,23 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (re
 		ttl = memory.DefaultLockTTL
 	}
 	token := memory.NewID()
-	wait := 2 * time.Millisecond
-	wk := key.String()
-	for {
-		woken, done := s.wakeups.add(wk) // before trying: a release in between is not missed
+	err = lease.Acquire(ctx, &s.wakeups, key.String(), func() (bool, error) {
 		now := time.Now()
 		res, err := s.execContext(ctx, nil, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session,
 			token, now.Add(ttl).UnixNano(), now.UnixNano())
-		var n int64
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
 		if err != nil {
-			done()
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-			}
-			return nil, s.fail("lock", key, err)
+			return false, err
 		}
-		if n == 1 {
-			done()
-			return s.releaser(key, token), nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			done()
+		n, err := res.RowsAffected()
+		return n == 1, err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
-		case <-woken:
-			t.Stop()
-		case <-t.C:
 		}
-		done()
-		wait = min(2*wait, 100*time.Millisecond)
+		return nil, s.fail("lock", key, err)
 	}
+	return s.releaser(key, token), nil
 }
 
 // releaser returns the release function of one lease. Release has no
@@ -69,51 +52,5 @@ func (s *Store) release(key memory.Key, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = s.execContext(ctx, nil, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
-	s.wakeups.wake(key.String())
-}
-
-// wakeups tells waiters in this process at once when a lock they wait for
-// is released by this process; waiting on holders in other processes polls.
-type wakeups struct {
-	mu sync.Mutex
-	m  map[string]*waiters
-}
-
-type waiters struct {
-	c chan struct{} // closed on release
-	n int
-}
-
-// add registers a waiter for key and returns the channel that a release
-// closes and the function that unregisters the waiter.
-func (w *wakeups) add(key string) (<-chan struct{}, func()) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]*waiters{}
-	}
-	ws := w.m[key]
-	if ws == nil {
-		ws = &waiters{c: make(chan struct{})}
-		w.m[key] = ws
-	}
-	ws.n++
-	return ws.c, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if ws.n--; ws.n == 0 && w.m[key] == ws {
-			delete(w.m, key)
-		}
-	}
-}
-
-// wake wakes the waiters for key.
-func (w *wakeups) wake(key string) {
-	w.mu.Lock()
-	ws := w.m[key]
-	delete(w.m, key)
-	w.mu.Unlock()
-	if ws != nil {
-		close(ws.c)
-	}
+	s.wakeups.Wake(key.String())
 }

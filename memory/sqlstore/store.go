@@ -46,6 +46,7 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/internal/lease"
 )
 
 type dialect int
@@ -80,7 +81,7 @@ type Store struct {
 	dialect dialect
 	queries queries
 	stmts   map[string]*sql.Stmt // SQLite's hot statements, prepared once; read-only after open
-	wakeups wakeups
+	wakeups lease.Wakeups
 }
 
 var (

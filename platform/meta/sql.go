@@ -162,6 +162,50 @@ var migrations = []string{
 		expires_at {int64} NOT NULL,
 		PRIMARY KEY (tenant_id, key)
 	);`,
+	// Knowledge bases, their documents and chunks, and the tool registry.
+	`CREATE TABLE knowledge_bases (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		config TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id),
+		UNIQUE (tenant_id, name)
+	);
+	CREATE TABLE documents (
+		tenant_id TEXT NOT NULL,
+		kb_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		status TEXT NOT NULL,
+		error TEXT NOT NULL,
+		chunks INTEGER NOT NULL,
+		bytes {int64} NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, kb_id, id)
+	);
+	CREATE TABLE kb_chunks (
+		tenant_id TEXT NOT NULL,
+		kb_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		document_id TEXT NOT NULL,
+		chunk TEXT NOT NULL,
+		vector {blob},
+		PRIMARY KEY (tenant_id, kb_id, id)
+	);
+	CREATE INDEX kb_chunks_doc ON kb_chunks(tenant_id, kb_id, document_id);
+	CREATE TABLE tools (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		parent_id TEXT NOT NULL,
+		config TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id),
+		UNIQUE (tenant_id, name)
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
