@@ -175,19 +175,25 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 }
 
 // immediate applies the ImmediateReturn mode to a round's executions.
-// Failed calls never end a turn: the model must see them.
+// A failed call anywhere in the round never ends a turn: the model must see
+// it.
 func (s *turnState) immediate(execs []tool.Execution) bool {
-	switch s.e.cfg.immediate {
-	case ImmediateLast:
-		x := &execs[len(execs)-1]
-		return x.Immediate && !x.IsError
-	case ImmediateAll:
-		for i := range execs {
-			if !execs[i].Immediate || execs[i].IsError {
-				return false
-			}
-		}
-		return true
+	mode := s.e.cfg.immediate
+	if mode == ImmediateNever {
+		return false
 	}
-	return false
+	for i := range execs {
+		if execs[i].IsError {
+			return false
+		}
+	}
+	if mode == ImmediateLast {
+		return execs[len(execs)-1].Immediate
+	}
+	for i := range execs {
+		if !execs[i].Immediate {
+			return false
+		}
+	}
+	return true
 }

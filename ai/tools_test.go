@@ -158,6 +158,9 @@ func TestImmediateReturn(t *testing.T) {
 		{"last: last is not", ai.ImmediateLast, calls(call("1", "weather", CityArgs{"Oslo"}), call("2", "note", "{}")), 2},
 		{"never", ai.ImmediateNever, calls(call("1", "weather", CityArgs{"Oslo"})), 2},
 		{"failed call is not immediate", ai.ImmediateAll, calls(call("1", "weather", CityArgs{"fail"})), 2},
+		// A failure earlier in the round must reach the model even when the
+		// last call is immediate.
+		{"last: an earlier call failed", ai.ImmediateLast, calls(call("1", "weather", CityArgs{"fail"}), call("2", "weather", CityArgs{"Oslo"})), 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,9 @@
 // json.Unmarshal accepts:
 //
 //   - struct fields are named by their `json` tag; `json:"-"` and unexported
-//     fields are left out; embedded structs without a name are flattened;
+//     fields are left out; embedded structs without a name are flattened,
+//     and a name seen at several depths goes to the field encoding/json
+//     would marshal (see [Fields]);
 //   - a field is required unless its tag says omitempty or omitzero, or its
 //     type is a pointer;
 //   - a `description` tag becomes the property's description;
@@ -30,9 +32,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Enum is implemented by string types with a closed set of values. The
@@ -94,48 +98,136 @@ type Field struct {
 	Type        reflect.Type
 }
 
-// Fields returns the JSON properties of struct type t in declaration order,
-// with embedded structs flattened, as encoding/json sees them.
+// Fields returns the JSON properties of struct type t in the order
+// encoding/json marshals them, with embedded structs flattened under
+// encoding/json's visibility rules: a shallower field hides a deeper one of
+// the same name, a tagged field beats an untagged one at the same depth, and
+// two equal candidates hide each other.
 func Fields(t reflect.Type) []Field {
-	var out []Field
-	collect(t, nil, &out)
+	type scan struct {
+		typ   reflect.Type
+		index []int
+	}
+	type cand struct {
+		Field
+		tagged bool
+	}
+	var (
+		cands     []cand
+		current   []scan
+		next      = []scan{{typ: t}}
+		count     map[reflect.Type]int
+		nextCount = map[reflect.Type]int{}
+		visited   = map[reflect.Type]bool{}
+	)
+	// Breadth first, one embedding depth at a time, as encoding/json's
+	// typeFields does.
+	for len(next) > 0 {
+		current, next = next, current[:0]
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, sc := range current {
+			if visited[sc.typ] {
+				continue
+			}
+			visited[sc.typ] = true
+			for i := range sc.typ.NumField() {
+				sf := sc.typ.Field(i)
+				if sf.Anonymous {
+					ft := sf.Type
+					if ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				if !validTag(name) {
+					name = ""
+				}
+				index := append(append(make([]int, 0, len(sc.index)+1), sc.index...), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
+					tagged := name != ""
+					if name == "" {
+						name = sf.Name
+					}
+					omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+					c := cand{Field: Field{
+						Name:        name,
+						Index:       index,
+						Required:    !omit && sf.Type.Kind() != reflect.Pointer,
+						Description: sf.Tag.Get("description"),
+						Type:        sf.Type,
+					}, tagged: tagged}
+					cands = append(cands, c)
+					if count[sc.typ] > 1 {
+						// The same struct embedded twice at this depth: a
+						// duplicate makes both copies hide each other.
+						cands = append(cands, c)
+					}
+					continue
+				}
+				nextCount[ft]++
+				if nextCount[ft] == 1 {
+					next = append(next, scan{typ: ft, index: index})
+				}
+			}
+		}
+	}
+	// Group by name, dominant candidate first.
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := len(a.Index) - len(b.Index); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.Index, b.Index)
+	})
+	out := make([]Field, 0, len(cands))
+	for i := 0; i < len(cands); {
+		j := i + 1
+		for j < len(cands) && cands[j].Name == cands[i].Name {
+			j++
+		}
+		if j-i == 1 || len(cands[i].Index) < len(cands[i+1].Index) || cands[i].tagged != cands[i+1].tagged {
+			out = append(out, cands[i].Field)
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
 	return out
 }
 
-func collect(t reflect.Type, index []int, out *[]Field) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, hasTag := f.Tag.Lookup("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		idx := append(append([]int(nil), index...), i)
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				collect(ft, idx, out)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" || !hasTag {
-			name = f.Name
-		}
-		omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
-		*out = append(*out, Field{
-			Name:        name,
-			Index:       idx,
-			Required:    !omit && f.Type.Kind() != reflect.Pointer,
-			Description: f.Tag.Get("description"),
-			Type:        f.Type,
-		})
+// validTag reports whether encoding/json accepts s as a field name.
+func validTag(s string) bool {
+	if s == "" {
+		return false
 	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
 }
 
 type gen struct {

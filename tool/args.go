@@ -14,17 +14,43 @@ import (
 type argDecoder struct {
 	tool     string
 	required []string
+	// nullable[i] reports that required[i] accepts null (its schema has no
+	// type: an interface or json.RawMessage field).
+	nullable []bool
 }
 
 func newArgDecoder(tool string, schema json.RawMessage) *argDecoder {
 	d := &argDecoder{tool: tool}
 	var s struct {
-		Required []string `json:"required"`
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
 	}
 	if json.Unmarshal(schema, &s) == nil {
 		d.required = s.Required
+		d.nullable = make([]bool, len(s.Required))
+		for i, r := range s.Required {
+			p, ok := s.Properties[r]
+			d.nullable[i] = !ok || p.Type == nil || typeAllowsNull(p.Type)
+		}
 	}
 	return d
+}
+
+// typeAllowsNull reports whether a schema "type" lists "null".
+func typeAllowsNull(t any) bool {
+	switch t := t.(type) {
+	case string:
+		return t == "null"
+	case []any:
+		for _, v := range t {
+			if v == "null" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decode fills dst (a pointer) from args. Empty arguments and null count
@@ -41,14 +67,17 @@ func (d *argDecoder) decode(args json.RawMessage, dst any) error {
 		return d.wrap(err)
 	}
 	if len(d.required) > 0 {
-		if missing := missingKey(args, d.required); missing != "" {
-			return &ArgumentError{Tool: d.tool, Field: missing, Err: errMissing}
+		if field, err := d.check(args); err != nil {
+			return &ArgumentError{Tool: d.tool, Field: field, Err: err}
 		}
 	}
 	return nil
 }
 
-var errMissing = errors.New("required but missing")
+var (
+	errMissing = errors.New("required but missing")
+	errNull    = errors.New("required but null")
+)
 
 func (d *argDecoder) wrap(err error) error {
 	var te *json.UnmarshalTypeError
@@ -88,15 +117,27 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// missingKey returns the first of required that is not a key of the JSON
-// object obj, or "". obj has already been decoded successfully, so it is
-// valid JSON; only its top-level keys are looked at, without allocating.
-func missingKey(obj []byte, required []string) string {
+// check returns the first required field that is not a key of the JSON
+// object obj, or whose value is null when its type does not accept null.
+// obj has already been decoded successfully, so it is valid JSON; only its
+// top-level keys are looked at, without allocating for up to 64 required
+// fields.
+func (d *argDecoder) check(obj []byte) (string, error) {
 	if len(obj) == 0 || obj[0] != '{' {
-		return ""
+		return "", nil
 	}
-	const maxKeys = 64
-	var found [maxKeys]bool
+	// seen[j] is 0 while required[j] is missing, then null or present
+	// for its last occurrence (encoding/json keeps the last).
+	const (
+		missing = iota
+		null
+		present
+	)
+	var small [64]uint8
+	seen := small[:]
+	if len(d.required) > len(small) {
+		seen = make([]uint8, len(d.required))
+	}
 	depth := 0
 	for i := 0; i < len(obj); i++ {
 		switch c := obj[i]; c {
@@ -106,23 +147,39 @@ func missingKey(obj []byte, required []string) string {
 			depth--
 		case '"':
 			end := stringEnd(obj, i)
-			if depth == 1 && isKey(obj, end) {
-				key := obj[i+1 : end]
-				for j, r := range required {
-					if j < maxKeys && keyEqual(key, r) {
-						found[j] = true
+			if depth == 1 {
+				if colon := keyColon(obj, end); colon > 0 {
+					key := obj[i+1 : end]
+					for j, r := range d.required {
+						if keyEqual(key, r) {
+							seen[j] = present
+							if !d.nullable[j] && isNull(obj, colon+1) {
+								seen[j] = null
+							}
+						}
 					}
 				}
 			}
 			i = end
 		}
 	}
-	for j, r := range required {
-		if j < maxKeys && !found[j] {
-			return r
+	for j, r := range d.required {
+		switch seen[j] {
+		case missing:
+			return r, errMissing
+		case null:
+			return r, errNull
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// isNull reports whether the JSON value starting at or after i is null.
+func isNull(b []byte, i int) bool {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return bytes.HasPrefix(b[i:], []byte("null"))
 }
 
 // stringEnd returns the index of the quote closing the string opened at i.
@@ -138,18 +195,19 @@ func stringEnd(b []byte, i int) int {
 	return len(b) - 1
 }
 
-// isKey reports whether the string ending at end is followed by a colon.
-func isKey(b []byte, end int) bool {
+// keyColon returns the index of the colon after the string ending at end,
+// or -1 when the string is not a key.
+func keyColon(b []byte, end int) int {
 	for j := end + 1; j < len(b); j++ {
 		switch b[j] {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case ':':
-			return true
+			return j
 		}
-		return false
+		return -1
 	}
-	return false
+	return -1
 }
 
 // keyEqual compares a raw JSON key with a field name. Escaped keys are

@@ -71,7 +71,7 @@ type AbortError struct {
 }
 
 // Error names the tool and the failure.
-func (e *AbortError) Error() string { return "tool " + e.Call.Name + " failed: " + e.Err.Error() }
+func (e *AbortError) Error() string { return "tool " + e.Call.Name + " failed: " + errorText(e.Err) }
 
 // Unwrap returns the failure.
 func (e *AbortError) Unwrap() error { return e.Err }
@@ -147,7 +147,7 @@ func (e *Executor) runOne(ctx context.Context, call llm.ToolCall, x *Execution) 
 	if err != nil {
 		x.Err = err
 		x.IsError = true
-		x.Content = "Error: " + err.Error()
+		x.Content = "Error: " + errorText(err)
 		return
 	}
 	x.Content, x.Immediate = res.Content, res.Immediate
@@ -159,6 +159,23 @@ func (e *Executor) runOne(ctx context.Context, call llm.ToolCall, x *Execution) 
 		x.Content = truncate(x.Content, limit)
 		x.Truncated = true
 	}
+}
+
+// errorText is err's message for the model. An empty message would tell the
+// model nothing, so the error's type is named instead: the innermost one
+// of a chain of empty wrappers, the most specific.
+func errorText(err error) string {
+	if msg := err.Error(); msg != "" {
+		return msg
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil || next.Error() != "" {
+			break
+		}
+		err = next
+	}
+	return fmt.Sprintf("%T (no message)", err)
 }
 
 // truncate cuts s to at most limit bytes on a UTF-8 boundary and says so.

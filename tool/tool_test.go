@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,7 +127,8 @@ func TestExecutorPolicies(t *testing.T) {
 	boom := tool.Func("boom", "", func(ctx context.Context, in struct{}) (string, error) { panic("kaboom") })
 	fail := tool.Func("fail", "", func(ctx context.Context, in struct{}) (string, error) { return "", errors.New("broken") })
 	big := tool.Func("big", "", func(ctx context.Context, in struct{}) (string, error) { return strings.Repeat("é", 10), nil })
-	set, err := tool.NewSet(tool.Func("add", "", add), boom, fail, big)
+	silent := tool.Func("silent", "", func(ctx context.Context, in struct{}) (string, error) { return "", fmt.Errorf("%w", silentError{}) })
+	set, err := tool.NewSet(tool.Func("add", "", add), boom, fail, big, silent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,10 +144,11 @@ func TestExecutorPolicies(t *testing.T) {
 		{"panic to model", tool.Executor{}, llm.ToolCall{Name: "boom"}, "Error: tool panicked: kaboom", true, false},
 		{"panic aborts", tool.Executor{OnError: tool.Abort}, llm.ToolCall{Name: "boom"}, "Error: tool panicked: kaboom", true, true},
 		{"error to model", tool.Executor{}, llm.ToolCall{Name: "fail"}, "Error: broken", true, false},
-		{"unknown", tool.Executor{}, llm.ToolCall{Name: "sub"}, `Error: there is no tool named "sub". Available tools: add, boom, fail, big.`, true, false},
+		{"unknown", tool.Executor{}, llm.ToolCall{Name: "sub"}, `Error: there is no tool named "sub". Available tools: add, boom, fail, big, silent.`, true, false},
 		{"unknown aborts", tool.Executor{OnUnknown: tool.Abort}, llm.ToolCall{Name: "sub"}, `Error: there is no tool named "sub"`, true, true},
 		{"bad args", tool.Executor{OnError: tool.Abort}, llm.ToolCall{Name: "add", Arguments: `{"a":1}`}, `Error: tool add: argument "b": required but missing`, true, false},
 		{"bad args abort", tool.Executor{OnBadArguments: tool.Abort}, llm.ToolCall{Name: "add", Arguments: `{`}, "Error: tool add: invalid arguments", true, true},
+		{"empty message names the type", tool.Executor{}, llm.ToolCall{Name: "silent"}, "Error: tool_test.silentError (no message)", true, false},
 		{"truncated on rune boundary", tool.Executor{MaxResultBytes: 5}, llm.ToolCall{Name: "big"}, "éé\n[truncated: 16 more bytes]", false, false},
 	}
 	for _, tt := range tests {
@@ -161,6 +164,11 @@ func TestExecutorPolicies(t *testing.T) {
 	}
 }
 
+// silentError is an error with an empty message.
+type silentError struct{}
+
+func (silentError) Error() string { return "" }
+
 func FuzzArguments(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":2}`, `{"a":"x"}`, `{`, ``, `{"a\"":1}`, `{"x":[{"a":1}],"b":2}`, `null`} {
 		f.Add(s)
@@ -172,4 +180,65 @@ func FuzzArguments(f *testing.F) {
 			t.Error("success without content")
 		}
 	})
+}
+
+// Wide has 70 required fields: the required check must see all of them.
+type Wide struct {
+	F00, F01, F02, F03, F04, F05, F06, F07, F08, F09 int
+	F10, F11, F12, F13, F14, F15, F16, F17, F18, F19 int
+	F20, F21, F22, F23, F24, F25, F26, F27, F28, F29 int
+	F30, F31, F32, F33, F34, F35, F36, F37, F38, F39 int
+	F40, F41, F42, F43, F44, F45, F46, F47, F48, F49 int
+	F50, F51, F52, F53, F54, F55, F56, F57, F58, F59 int
+	F60, F61, F62, F63, F64, F65, F66, F67, F68, F69 int
+}
+
+func TestRequiredBeyond64Fields(t *testing.T) {
+	t.Parallel()
+	tl := tool.Func("wide", "wide", func(ctx context.Context, in Wide) (int, error) { return in.F69, nil })
+	all := map[string]int{}
+	for i := range 70 {
+		all[fmt.Sprintf("F%02d", i)] = i
+	}
+	b, _ := json.Marshal(all)
+	if res, err := tl.Call(context.Background(), b); err != nil || res.Content != "69" {
+		t.Fatalf("all fields: %q, %v", res.Content, err)
+	}
+	delete(all, "F69")
+	b, _ = json.Marshal(all)
+	_, err := tl.Call(context.Background(), b)
+	if err == nil || !strings.Contains(err.Error(), `argument "F69": required but missing`) {
+		t.Errorf("F69 missing: err = %v", err)
+	}
+}
+
+func TestRequiredNull(t *testing.T) {
+	t.Parallel()
+	type Args struct {
+		A    int             `json:"a"`
+		S    []string        `json:"s"`
+		Any  any             `json:"any"`
+		Raw  json.RawMessage `json:"raw"`
+		Opt  *int            `json:"opt"`
+		Omit int             `json:"omit,omitempty"`
+	}
+	tl := tool.Func("n", "n", func(ctx context.Context, in Args) (string, error) { return "ok", nil })
+	tests := []struct{ args, wantErr string }{
+		{`{"a":1,"s":[],"any":null,"raw":null,"opt":null,"omit":null}`, ""},
+		{`{"a":null,"s":[],"any":1,"raw":1}`, `argument "a": required but null`},
+		{`{"a":1,"s" : null,"any":1,"raw":1}`, `argument "s": required but null`},
+		{`{"a":1,"s":["null"],"any":1,"raw":1, "x":{"a":null}}`, ""},
+	}
+	for _, tt := range tests {
+		_, err := tl.Call(context.Background(), json.RawMessage(tt.args))
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("Call(%s) = %v", tt.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("Call(%s) err = %v, want %q", tt.args, err, tt.wantErr)
+		}
+	}
 }
