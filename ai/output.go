@@ -154,7 +154,7 @@ func (c *codec) decode(text string, dst any) error {
 	case kindJSON:
 		return c.decodeJSON(text, dst)
 	}
-	s := scalar(text)
+	s := scalar(unwrapValue(text))
 	switch c.kind {
 	case kindBool:
 		switch strings.ToLower(s) {
@@ -239,6 +239,27 @@ func (c *codec) decodeJSON(text string, dst any) error {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	return nil
+}
+
+// unwrapValue returns the value of a {"value": …} object — the wrapper
+// response formats use for non-objects, which models also use for scalars —
+// as a bare scalar (strings unquoted), or text unchanged.
+func unwrapValue(text string) string {
+	raw := strings.TrimSpace(stripFence(text))
+	if len(raw) < 2 || raw[0] != '{' {
+		return text
+	}
+	var w struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal([]byte(raw), &w) != nil || len(w.Value) == 0 {
+		return text
+	}
+	var str string
+	if w.Value[0] == '"' && json.Unmarshal(w.Value, &str) == nil {
+		return str
+	}
+	return string(w.Value)
 }
 
 // scalar strips what models put around a one-word answer: space, code

@@ -3,6 +3,7 @@ package ai
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 type fuzzPerson struct {
@@ -47,3 +48,40 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeScalarWrapped: models answer scalars in the {"value": …}
+// wrapper used for other non-object types; every scalar kind accepts it.
+func TestDecodeScalarWrapped(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ  reflect.Type
+		text string
+		want any
+	}{
+		{reflect.TypeFor[bool](), `{"value": false}`, false},
+		{reflect.TypeFor[bool](), "```json\n{\"value\":true}\n```", true},
+		{reflect.TypeFor[int](), `{"value": -7}`, -7},
+		{reflect.TypeFor[uint8](), `{"value":200}`, uint8(200)},
+		{reflect.TypeFor[float64](), `{"value": 2.5e3}`, 2500.0},
+		{reflect.TypeFor[time.Time](), `{"value":"2026-01-02T03:04:05Z"}`, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{reflect.TypeFor[testMood](), `{"value":"sad"}`, testMood("sad")},
+	}
+	for _, tt := range tests {
+		c, err := newCodec(tt.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := reflect.New(tt.typ)
+		if err := c.decode(tt.text, dst.Interface()); err != nil {
+			t.Errorf("%s: decode(%q): %v", tt.typ, tt.text, err)
+			continue
+		}
+		if got := dst.Elem().Interface(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: decode(%q) = %v, want %v", tt.typ, tt.text, got, tt.want)
+		}
+	}
+}
+
+type testMood string
+
+func (testMood) EnumValues() []string { return []string{"happy", "sad"} }
