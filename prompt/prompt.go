@@ -5,7 +5,14 @@
 // are parsed and checked against the argument type once, at construction: a
 // template that names a field the type does not have is an error from [New],
 // not from the first call. Values are inserted as data and never evaluated as
-// templates, so text a user typed cannot inject template actions.
+// templates, so text a user typed cannot inject template actions. An action
+// that would print a nil value (a nil pointer or interface, a map entry that
+// is nil) is a render error naming it ([ErrNilValue]), not "<nil>" in the
+// prompt.
+//
+// Templates made only of text and plain fields (strings, integers, booleans
+// of types without methods) render without text/template; a differential
+// fuzz test holds every such path to text/template's output.
 //
 // Besides the argument's fields, every template can call these functions:
 //
@@ -68,6 +75,7 @@ func New(name, text string, typ reflect.Type, opts ...Option) (*Template, error)
 		"currentDate":     func() string { return clock().Format(time.DateOnly) },
 		"currentTime":     func() string { return clock().Format(time.TimeOnly) },
 		"currentDateTime": func() string { return clock().Format(time.RFC3339) },
+		guardFunc:         notNil,
 	}
 	tmpl, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text)
 	if err != nil {
@@ -84,6 +92,13 @@ func New(name, text string, typ reflect.Type, opts ...Option) (*Template, error)
 			return nil, err
 		}
 		t.fast, t.literal = fastPath(tmpl.Tree.Root, typ)
+		if t.fast == nil {
+			for _, sub := range tmpl.Templates() {
+				if sub.Tree != nil {
+					guard(sub.Tree, sub.Tree.Root)
+				}
+			}
+		}
 	} else {
 		t.literal = true
 	}
@@ -124,6 +139,9 @@ func (t *Template) RenderValue(v reflect.Value) (string, error) {
 	}
 	var b strings.Builder
 	if err := t.tmpl.Execute(&b, data); err != nil {
+		if ne, ok := errors.AsType[*nilError](err); ok {
+			return "", fmt.Errorf("prompt: render %s: %w", t.name, ne)
+		}
 		return "", fmt.Errorf("prompt: render %s: %w", t.name, err)
 	}
 	return b.String(), nil
@@ -200,7 +218,7 @@ func fastPath(root *parse.ListNode, typ reflect.Type) (segs []segment, literal b
 			}
 			switch a := n.Pipe.Cmds[0].Args[0].(type) {
 			case *parse.DotNode:
-				if typ == nil || !plainKind(typ.Kind()) {
+				if typ == nil || !plainKind(typ.Kind()) || hasMethods(typ) {
 					return nil, false
 				}
 				segs = append(segs, segment{self: true})
@@ -264,14 +282,77 @@ func fieldPath(t reflect.Type, idents []string) ([]int, bool) {
 			return nil, false
 		}
 	}
-	if !plainKind(t.Kind()) || t.Implements(stringerType) {
+	if !plainKind(t.Kind()) || hasMethods(t) {
 		return nil, false
 	}
 	return idx, true
 }
 
-var stringerType = reflect.TypeFor[fmt.Stringer]()
+// hasMethods reports whether t or *t has methods: text/template prints a
+// value through its String, Error or Format method, which the fast path
+// does not call.
+func hasMethods(t reflect.Type) bool {
+	return t.NumMethod() > 0 || reflect.PointerTo(t).NumMethod() > 0
+}
 
 // ErrUnknownField is matched by the error New returns for a template that
 // names a field its type does not have.
 var ErrUnknownField = errors.New("unknown field")
+
+// ErrNilValue is matched by the error Render returns when an action would
+// print a nil value (a nil pointer or interface, a nil map entry).
+var ErrNilValue = errors.New("nil value")
+
+// guardFunc is the function guard appends to every printing action. It is
+// a valid identifier (text/template requires one), reserved by its name.
+const guardFunc = "_weftNotNil"
+
+// guard makes every action under n that prints its value fail on a nil
+// value (text/template would print "<nil>" or "<no value>"): the action's
+// pipeline gets a last command, guardFunc, that passes the value through
+// or fails naming the action.
+func guard(tree *parse.Tree, n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			guard(tree, c)
+		}
+	case *parse.IfNode:
+		guard(tree, n.List)
+		guard(tree, n.ElseList)
+	case *parse.RangeNode:
+		guard(tree, n.List)
+		guard(tree, n.ElseList)
+	case *parse.WithNode:
+		guard(tree, n.List)
+		guard(tree, n.ElseList)
+	case *parse.ActionNode:
+		if len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) == 0 {
+			return
+		}
+		loc, _ := tree.ErrorContext(n)
+		desc := "{{" + n.Pipe.String() + "}} is nil (" + loc + ")"
+		fn := parse.NewIdentifier(guardFunc).SetTree(tree).SetPos(n.Pos)
+		arg := &parse.StringNode{NodeType: parse.NodeString, Pos: n.Pos, Quoted: strconv.Quote(desc), Text: desc}
+		n.Pipe.Cmds = append(n.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: n.Pos, Args: []parse.Node{fn, arg}})
+	}
+}
+
+// notNil is guardFunc: it returns v unless v is nil, and then fails with
+// msg.
+func notNil(msg string, v reflect.Value) (reflect.Value, error) {
+	if !v.IsValid() || (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+		return v, &nilError{msg: msg}
+	}
+	return v, nil
+}
+
+// nilError reports an action that would print a nil value.
+type nilError struct{ msg string }
+
+func (e *nilError) Error() string { return e.msg }
+
+func (e *nilError) Unwrap() error { return ErrNilValue }

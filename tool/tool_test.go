@@ -242,3 +242,63 @@ func TestRequiredNull(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRequiredMatchesEncodingJSON is a differential fuzz of the required
+// check (a scan of the raw arguments) against encoding/json: a decoded
+// call is accepted exactly when every required key is present, matched as
+// encoding/json matches names, and its last value is not null.
+func FuzzRequiredMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":2}`, `{"A":1,"b":null}`, `{"a":1,"b":2,"a":null}`, `{"x":{"b":1},"a":1}`, `{"a\u0062":1}`, `{"b":1, "a" : null }`, `{"K":1,"a":1,"b":1}`} {
+		f.Add(s)
+	}
+	tl := tool.Func("add", "", add)
+	f.Fuzz(func(t *testing.T, args string) {
+		var in AddArgs
+		if json.Unmarshal([]byte(args), &in) != nil {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(args), &obj) != nil {
+			return // valid for AddArgs but not an object: null
+		}
+		// encoding/json prefers an exact match, then the last key equal
+		// under case folding; for a and b the order of keys decides.
+		want := true
+		for _, name := range []string{"a", "b"} {
+			last, ok := lastValue(args, name)
+			if !ok || string(last) == "null" {
+				want = false
+			}
+		}
+		_, err := tl.Call(context.Background(), json.RawMessage(args))
+		if got := err == nil; got != want {
+			t.Errorf("Call(%s) err = %v, encoding/json says accepted=%v", args, err, want)
+		}
+	})
+}
+
+// lastValue returns the value of the last top-level key of obj that
+// encoding/json would match to the field name (case-insensitively), using
+// encoding/json's own decoder to walk the object.
+func lastValue(obj, name string) (json.RawMessage, bool) {
+	dec := json.NewDecoder(strings.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		return nil, false
+	}
+	var val json.RawMessage
+	found := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		if strings.EqualFold(tok.(string), name) {
+			val, found = v, true
+		}
+	}
+	return val, found
+}
