@@ -17,9 +17,9 @@ import (
 // messages together.
 //
 // The window applies on read (Messages returns what fits) and on write
-// (records that fell out of the window are trimmed when the store
-// implements [Trimmer], in batches: a store holds at most about twice the
-// window). The rules are those of [Fit].
+// (records that fell out of the window are trimmed at once when the store
+// implements [Trimmer], so a wider window over the same store does not
+// bring them back). The rules are those of [Fit].
 type Chat struct {
 	store   Store
 	key     Key
@@ -27,10 +27,9 @@ type Chat struct {
 	counter tokens.Counter
 	lock    func(ctx context.Context) (func(), error)
 
-	// trimmed is the Seq before which the log was last trimmed; added
-	// counts records appended since (token windows).
+	// trimmed is the Seq before which the log was last trimmed (message
+	// windows).
 	trimmed atomic.Int64
-	added   atomic.Int64
 }
 
 // ChatOption configures a [Chat] or the chats of a [Chats].
@@ -140,25 +139,23 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	if !ok {
 		return nil
 	}
-	n := len(msgs)
-	// Trimming is amortised: records outside the window are never read,
-	// so they may wait until there are as many as the window holds.
+	// Trimming is exact: a record the window no longer keeps is removed at
+	// once, so a wider window read over the same store never sees it again.
 	switch w := c.window; {
 	case w.MaxMessages > 0:
 		// Seqs have no gaps and a window holds at most MaxMessages log
-		// records, so nothing before this is ever read again.
+		// records, so nothing before this is ever read again. (Fit may
+		// keep fewer; the records between are tool results whose call is
+		// gone, which every window drops.)
 		before := last - int64(w.MaxMessages) + 1
-		if before-c.trimmed.Load() >= int64(max(w.MaxMessages, trimSlack)) {
+		if before > c.trimmed.Load() {
 			if err := t.Trim(ctx, c.key, before); err != nil {
 				return fmt.Errorf("memory: trim %s: %w", c.key.Session, err)
 			}
 			c.trimmed.Store(before)
 		}
 	case w.MaxTokens > 0:
-		if c.added.Add(int64(n)) >= trimSlack {
-			c.added.Store(0)
-			return c.trim(ctx, t)
-		}
+		return c.trim(ctx, t)
 	}
 	return nil
 }
@@ -194,10 +191,6 @@ func (c *Chat) addInMemory(m *InMemory, msgs []llm.Message) int64 {
 	}
 	return m.add(c.key, recs, nil)
 }
-
-// trimSlack is the least number of records outside the window before a
-// trim.
-const trimSlack = 16
 
 // trim removes the log records older than the window's oldest.
 func (c *Chat) trim(ctx context.Context, t Trimmer) error {

@@ -261,3 +261,32 @@ func TestPerID(t *testing.T) {
 		t.Errorf("vip %q, basic %q", show(vip), show(basic))
 	}
 }
+
+// TestEvictedStayEvicted: a message a window evicted does not reappear when
+// a wider window reads the same store.
+func TestEvictedStayEvicted(t *testing.T) {
+	t.Parallel()
+	const per = 1 + tokens.MessageOverhead
+	for name, narrow := range map[string]func(memory.Store) *memory.Chats{
+		"messages": func(s memory.Store) *memory.Chats { return memory.MessageWindow(4, memory.WithStore(s)) },
+		"tokens":   func(s memory.Store) *memory.Chats { return memory.TokenWindow(3*per, oneToken, memory.WithStore(s)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := memory.NewInMemory()
+			c := narrow(store).Chat("x")
+			wide := memory.MessageWindow(1000, memory.WithStore(store)).Chat("x")
+			for i := range 40 {
+				if err := c.Add(ctx, user(fmt.Sprint(i))); err != nil {
+					t.Fatal(err)
+				}
+				kept, _ := c.Messages(ctx, nil)
+				seen, _ := wide.Messages(ctx, nil)
+				if !slices.Equal(show(seen), show(kept)) {
+					t.Fatalf("after %d adds the wide window reads %q, the window keeps %q", i+1, show(seen), show(kept))
+				}
+			}
+		})
+	}
+}
