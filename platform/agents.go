@@ -141,8 +141,13 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 			return e
 		}
 	}
-	if a.Remote != nil && (a.Remote.URL == "" || a.Remote.AgentID == "") {
-		return invalid("field \"remote\": url and agent_id are required")
+	if a.Remote != nil {
+		if a.Remote.URL == "" || a.Remote.AgentID == "" {
+			return invalid("field \"remote\": url and agent_id are required")
+		}
+		if err := s.guard.CheckURL(a.Remote.URL); err != nil {
+			return invalid("field \"remote.url\": %v", err)
+		}
 	}
 	return s.validateAgentRefs(r, a)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -107,8 +108,11 @@ func TestRemoteAgentDelegation(t *testing.T) {
 	models := map[string]*scripted.Model{}
 	local := newEnv(t, nil, multiModel(models), func(c *Config) {
 		c.Getenv = func(k string) string {
-			if k == "REMOTE_KEY" {
+			switch k {
+			case "REMOTE_KEY":
 				return remote.admin
+			case netguard.AllowEnv: // the remote server is on loopback
+				return "127.0.0.1"
 			}
 			return ""
 		}

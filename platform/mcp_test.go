@@ -17,8 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/provider/scripted"
-	"github.com/weftlabs/weft/tool/httptool"
 )
 
 type mcpText struct {
@@ -93,7 +93,7 @@ func TestMCPServerTools(t *testing.T) {
 	models := map[string]*scripted.Model{}
 	e := newEnv(t, nil, multiModel(models))
 	// MCP over HTTP passes the SSRF guard; the test server is on loopback.
-	e.srv.httpToolOptions = []httptool.Option{httptool.WithAllow("127.0.0.1")}
+	e.srv.guard = testGuard(t, "127.0.0.1")
 
 	// Registering the server.
 	var server toolDef
@@ -246,7 +246,7 @@ func TestMCPEverythingOverStdio(t *testing.T) {
 func TestMCPRefreshFollowsTheServer(t *testing.T) {
 	fx := newMCPFixture(t)
 	e := newEnv(t, nil)
-	e.srv.httpToolOptions = []httptool.Option{httptool.WithAllow("127.0.0.1")}
+	e.srv.guard = testGuard(t, "127.0.0.1")
 	var server toolDef
 	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("register: %d", resp.StatusCode)
@@ -298,7 +298,7 @@ func TestMCPGuardReadsConfigGetenv(t *testing.T) {
 	for _, allow := range []string{"", "127.0.0.1"} {
 		e := newEnv(t, nil, func(c *Config) {
 			c.Getenv = func(k string) string {
-				if k == httptool.AllowEnv {
+				if k == netguard.AllowEnv {
 					return allow
 				}
 				return ""
@@ -309,7 +309,7 @@ func TestMCPGuardReadsConfigGetenv(t *testing.T) {
 		case allow == "" && resp.StatusCode != http.StatusBadRequest:
 			t.Errorf("loopback MCP server not refused: %d", resp.StatusCode)
 		case allow != "" && resp.StatusCode != http.StatusCreated:
-			t.Errorf("loopback MCP server refused although %s=%s: %d %s", httptool.AllowEnv, allow, resp.StatusCode, body(resp))
+			t.Errorf("loopback MCP server refused although %s=%s: %d %s", netguard.AllowEnv, allow, resp.StatusCode, body(resp))
 		}
 	}
 }

@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/weftlabs/weft/platform/client"
@@ -22,7 +21,11 @@ func (s *Server) remoteTurn(ctx context.Context, target meta.Agent, query string
 			return "", fmt.Errorf("remote agent %q: environment variable %s is not set on this server", target.Name, r.APIKeyEnv)
 		}
 	}
-	c := client.New(r.URL, key, client.WithHTTPClient(&http.Client{Timeout: 5 * time.Minute}))
+	// The URL is a tenant's: it goes through the outbound guard like every
+	// request the server makes on a user's behalf.
+	hc := s.guard.Client()
+	hc.Timeout = 5 * time.Minute
+	c := client.New(r.URL, key, client.WithHTTPClient(hc))
 	ans, err := c.Chat(ctx, r.AgentID, client.ChatRequest{Query: query})
 	if err != nil {
 		return "", fmt.Errorf("remote agent %q at %s: %w", target.Name, r.URL, err)

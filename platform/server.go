@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,9 +18,9 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider"
-	"github.com/weftlabs/weft/tool/httptool"
 )
 
 // Config is what a Server is built from. Meta and Sessions are required;
@@ -85,11 +84,11 @@ type Server struct {
 
 	knowledge knowledgeService
 	tools     *tools
-	// httpToolOptions are extra options of every HTTP tool (tests allow
-	// loopback with them).
-	httpToolOptions []httptool.Option
-	toolSources     []toolSource
-	refValidators   []func(context.Context, *meta.Agent) *apiError
+	// guard is the outbound guard of every request the server makes on a
+	// user's behalf: HTTP tools, MCP over HTTP, remote agents.
+	guard         *netguard.Guard
+	toolSources   []toolSource
+	refValidators []func(context.Context, *meta.Agent) *apiError
 }
 
 // New returns a Server over cfg.
@@ -145,11 +144,13 @@ func New(cfg Config) (*Server, error) {
 	default:
 		s.limiter = newTokenBucket(cfg.RateLimit, cfg.RateBurst)
 	}
-	if allow := strings.TrimSpace(cfg.Getenv(httptool.AllowEnv)); allow != "" {
-		// The allow list of the SSRF guard comes through Getenv like every
-		// other setting, so embedders and tests can set it per server.
-		s.httpToolOptions = append(s.httpToolOptions, httptool.WithAllow(strings.Split(allow, ",")...))
+	// The allow list of the outbound guard comes through Getenv like every
+	// other setting, so embedders and tests can set it per server.
+	guard, err := netguard.New(netguard.WithAllow(cfg.Getenv(netguard.AllowEnv)))
+	if err != nil {
+		return nil, fmt.Errorf("platform: %w", err)
 	}
+	s.guard = guard
 	s.toolSources = append(s.toolSources, s.delegateTools)
 	if ts, ok := cfg.Meta.(toolStore); ok {
 		s.tools = newTools(s, ts)

@@ -114,7 +114,7 @@ func (ts *tools) build(d toolDef) (tool.Tool, error) {
 	case kindHTTP:
 		return httptool.New(httptool.Config{Name: d.Name, Description: d.Description, Method: d.HTTP.Method, URL: d.HTTP.URL,
 			Headers: d.HTTP.Headers, Parameters: d.Parameters, Timeout: time.Duration(d.HTTP.TimeoutMS) * time.Millisecond},
-			append([]httptool.Option{httptool.WithGetenv(ts.getenv)}, ts.s.httpToolOptions...)...)
+			httptool.WithGetenv(ts.getenv), httptool.WithGuard(ts.s.guard))
 	case kindSQL:
 		return sqltool.New(sqltool.Config{Name: d.Name, Description: d.Description, Driver: d.SQL.Driver, DSNEnv: d.SQL.DSNEnv,
 			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters}, sqltool.WithGetenv(ts.getenv))
@@ -133,12 +133,8 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 	}
 	opts := []mcptool.Option{mcptool.WithGetenv(ts.getenv)}
 	if d.MCP.Transport == mcptool.HTTP {
-		// MCP over HTTP goes through the same SSRF guard as HTTP tools.
-		hc, err := httptool.NewClient(ts.s.httpToolOptions...)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, mcptool.WithHTTPClient(hc))
+		// MCP over HTTP goes through the same outbound guard as HTTP tools.
+		opts = append(opts, mcptool.WithHTTPClient(ts.s.guard.Client()))
 	}
 	srv, err := mcptool.New(mcptool.Config{Name: d.Name, Transport: d.MCP.Transport, Command: d.MCP.Command, Args: d.MCP.Args,
 		Env: d.MCP.Env, URL: d.MCP.URL, Headers: d.MCP.Headers}, opts...)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/provider/scripted"
-	"github.com/weftlabs/weft/tool/httptool"
 )
 
 func TestHTTPToolsAndWhitelist(t *testing.T) {
@@ -26,7 +25,7 @@ func TestHTTPToolsAndWhitelist(t *testing.T) {
 		"caller": scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("weather", `{"city":"Paris"}`)),
 	}
 	e := newEnv(t, nil, multiModel(models))
-	e.srv.httpToolOptions = []httptool.Option{httptool.WithAllow("127.0.0.1")}
+	e.srv.guard = testGuard(t, "127.0.0.1")
 
 	var tl toolDef
 	resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{
@@ -65,7 +64,7 @@ func TestHTTPToolsAndWhitelist(t *testing.T) {
 	}
 
 	// Without the allow list, loopback is refused by the SSRF guard.
-	e.srv.httpToolOptions = nil
+	e.srv.guard = testGuard(t)
 	var guarded toolDef
 	e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "internal", "kind": "http", "http": map[string]any{"method": "GET", "url": weather.URL}}, &guarded)
 	models["guarded"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("internal", `{}`))

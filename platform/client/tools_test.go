@@ -16,10 +16,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform"
 	"github.com/weftlabs/weft/platform/client"
 	"github.com/weftlabs/weft/platform/meta"
-	"github.com/weftlabs/weft/tool/httptool"
 )
 
 type echoArgs struct {
@@ -57,7 +57,7 @@ func newPlatformAllowingLoopback(t *testing.T) (string, string) {
 		Meta: store, Sessions: memory.NewInMemory(), RateLimit: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Getenv: func(k string) string {
-			if k == httptool.AllowEnv {
+			if k == netguard.AllowEnv {
 				return "127.0.0.1"
 			}
 			return ""

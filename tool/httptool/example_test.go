@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool/httptool"
 )
 
@@ -18,12 +19,19 @@ func ExampleNew() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
+	// The test server is on loopback, which the outbound guard refuses
+	// unless allowed.
+	guard, err := netguard.New(netguard.WithAllow("127.0.0.1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	weather, err := httptool.New(httptool.Config{
 		Name:        "weather",
 		Description: "Current weather of a city.",
 		URL:         srv.URL + "/weather/{city}",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"units":{"enum":["C","F"]}},"required":["city"]}`),
-	}, httptool.WithAllow("127.0.0.1")) // the test server is on loopback, refused by default
+	}, httptool.WithGuard(guard))
 	if err != nil {
 		fmt.Println(err)
 		return

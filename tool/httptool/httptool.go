@@ -6,16 +6,12 @@
 // # Safety
 //
 // A tool's URL is configured by users of the platform and partly filled by a
-// model, so every request passes an SSRF guard: loopback, private (RFC 1918,
-// fc00::/7), link-local, carrier-grade NAT, unspecified, multicast, reserved
-// and cloud-metadata destinations (169.254.169.254, fd00:ec2::254,
-// metadata.google.internal) are refused. The check applies to the address
-// actually dialled, after DNS resolution (the tool resolves names itself and
-// connects to the checked address, so DNS rebinding cannot slip past it),
-// and again on every redirect (at most 5). Environment proxies are not used.
-// Destinations listed in WEFT_HTTP_TOOLS_ALLOW ([AllowEnv]; host names, IP
-// addresses or CIDR prefixes, comma-separated) or passed with [WithAllow]
-// are allowed. Placeholders may not appear in the URL's scheme or host.
+// model, so every request goes through the outbound guard of package
+// [netguard]: loopback, private, link-local, metadata and other internal
+// destinations are refused, after DNS resolution and on every redirect (at
+// most [netguard.MaxRedirects]), unless allowed by WEFT_HTTP_TOOLS_ALLOW
+// ([netguard.AllowEnv]) or the guard given with [WithGuard]. Placeholders
+// may not appear in the URL's scheme or host.
 //
 // Header values may name secrets held in the environment as ${NAME}; they
 // are resolved on every call (see [WithGetenv]), so the configuration never
@@ -38,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -49,6 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/internal/toolargs"
 )
@@ -57,8 +53,6 @@ import (
 const (
 	DefaultTimeout          = 15 * time.Second
 	DefaultMaxResponseBytes = 64 << 10
-	// MaxRedirects is the number of redirects followed.
-	MaxRedirects = 5
 )
 
 // errSnippetBytes is how much of a failed response's body the error shows.
@@ -93,31 +87,20 @@ type Config struct {
 type Option func(*options)
 
 type options struct {
-	allow    *AllowList
-	getenv   func(string) (string, bool)
-	resolver Resolver
-	err      error
+	guard  *netguard.Guard
+	getenv func(string) (string, bool)
 }
 
-// WithAllow allows the listed hosts, IP addresses and CIDR prefixes in place
-// of the list read from [AllowEnv]. Entries that do not parse make New fail.
-func WithAllow(entries ...string) Option {
-	return func(o *options) {
-		a, err := ParseAllowList(strings.Join(entries, ","))
-		o.allow, o.err = &a, err
-	}
+// WithGuard sets the outbound guard of the tool's requests; the default is
+// netguard.New() (allow list from [netguard.AllowEnv]).
+func WithGuard(g *netguard.Guard) Option {
+	return func(o *options) { o.guard = g }
 }
 
 // WithGetenv sets how ${NAME} references in headers are resolved; the
 // default is os.LookupEnv.
 func WithGetenv(lookup func(name string) (string, bool)) Option {
 	return func(o *options) { o.getenv = lookup }
-}
-
-// WithResolver sets the DNS resolver of the SSRF guard; the default is
-// net.DefaultResolver.
-func WithResolver(r Resolver) Option {
-	return func(o *options) { o.resolver = r }
 }
 
 // Tool is an HTTP tool. It is safe for concurrent use.
@@ -141,14 +124,12 @@ var (
 )
 
 // New checks cfg and returns the tool. It fails on an invalid name, method,
-// URL, header or parameter schema, and on an unparsable allow list.
+// URL, header or parameter schema, and (without [WithGuard]) on an
+// unparsable allow list in the environment.
 func New(cfg Config, opts ...Option) (*Tool, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if o.err != nil {
-		return nil, o.err
 	}
 	if !tool.ValidName(cfg.Name) {
 		return nil, fmt.Errorf("httptool: tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", cfg.Name)
@@ -183,16 +164,12 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = toolargs.DefaultParameters
 	}
-	allow := o.allow
-	if allow == nil {
-		a, err := envAllow()
+	if o.guard == nil {
+		g, err := netguard.New()
 		if err != nil {
 			return nil, fail("%w", err)
 		}
-		allow = &a
-	}
-	if o.resolver == nil {
-		o.resolver = net.DefaultResolver
+		o.guard = g
 	}
 	if o.getenv == nil {
 		o.getenv = os.LookupEnv
@@ -213,62 +190,10 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	if t.timeout <= 0 {
 		t.timeout = DefaultTimeout
 	}
-	t.client = newClient(&guard{allow: *allow, resolver: o.resolver}, t.timeout)
+	tr := o.guard.Transport()
+	tr.ResponseHeaderTimeout = t.timeout
+	t.client = &http.Client{Transport: tr, CheckRedirect: o.guard.CheckRedirect}
 	return t, nil
-}
-
-// NewClient returns an HTTP client behind the same SSRF guard as the tools
-// (allow list from [AllowEnv] or [WithAllow], resolver from [WithResolver]),
-// for other outbound requests configured by users — MCP servers over HTTP,
-// for example. It has no overall timeout: bound requests with their
-// context.
-func NewClient(opts ...Option) (*http.Client, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.err != nil {
-		return nil, o.err
-	}
-	allow := o.allow
-	if allow == nil {
-		a, err := envAllow()
-		if err != nil {
-			return nil, fmt.Errorf("httptool: %w", err)
-		}
-		allow = &a
-	}
-	if o.resolver == nil {
-		o.resolver = net.DefaultResolver
-	}
-	return newClient(&guard{allow: *allow, resolver: o.resolver}, 0), nil
-}
-
-// newClient returns a client whose every connection and redirect passes g.
-func newClient(g *guard, headerTimeout time.Duration) *http.Client {
-	g.dialer = net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:                 nil, // a proxy would dial on our behalf, past the guard
-			DialContext:           g.dial,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       30 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: headerTimeout,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > MaxRedirects {
-				return fmt.Errorf("stopped after %d redirects", MaxRedirects)
-			}
-			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return fmt.Errorf("redirect to %s: only http and https are followed", req.URL.Scheme)
-			}
-			// The new address is checked again when it is dialled; the
-			// host names refused outright are caught here.
-			return g.checkHost(req.URL.Hostname())
-		},
-	}
 }
 
 // Close releases the tool's idle connections. The tool stays usable.
@@ -366,7 +291,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, err
 }
 
 func (t *Tool) callError(ctx context.Context, err error) error {
-	var be *BlockedError
+	var be *netguard.BlockedError
 	if errors.As(err, &be) {
 		return fmt.Errorf("tool %s: %w", t.cfg.Name, be)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool/mcptool"
 )
 
@@ -25,7 +26,14 @@ func ExampleServer() {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer hs.Close()
 
-	greeter, err := mcptool.New(mcptool.Config{Name: "greeter", Transport: mcptool.HTTP, URL: hs.URL})
+	// The test server is on loopback, which the outbound guard refuses
+	// unless allowed.
+	hc, err := netguard.NewClient(netguard.WithAllow("127.0.0.1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	greeter, err := mcptool.New(mcptool.Config{Name: "greeter", Transport: mcptool.HTTP, URL: hs.URL}, mcptool.WithHTTPClient(hc))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -26,6 +26,12 @@
 // embedded text resources by their text. A result with only structured
 // content gives that content as JSON.
 //
+// # Outbound requests
+//
+// The HTTP transport goes through the outbound guard of package netguard
+// unless [WithHTTPClient] gives another client: an MCP server's URL is
+// configured by users, so internal addresses are refused.
+//
 // # Processes
 //
 // A stdio server runs with a minimal environment (PATH, HOME, locale and
@@ -54,6 +60,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/internal/toolargs"
 	"github.com/weftlabs/weft/tool/toolname"
@@ -98,9 +105,11 @@ type Config struct {
 // Option configures New.
 type Option func(*Server)
 
-// WithHTTPClient sets the HTTP client of an HTTP server's transport (for
-// example one that refuses internal addresses). The default is a client
-// without timeout (calls are bounded by their context).
+// WithHTTPClient sets the HTTP client of an HTTP server's transport. The
+// default is a client of the outbound guard, netguard.NewClient() (allow
+// list from WEFT_HTTP_TOOLS_ALLOW), without timeout: calls are bounded by
+// their context. A client given here replaces the guard: pass one built by
+// package netguard unless the URL is trusted.
 func WithHTTPClient(c *http.Client) Option { return func(s *Server) { s.httpClient = c } }
 
 // WithGetenv sets how ${NAME} references in headers are resolved; the
@@ -172,9 +181,16 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	s := &Server{cfg: cfg, getenv: os.LookupEnv, httpClient: &http.Client{}}
+	s := &Server{cfg: cfg, getenv: os.LookupEnv}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.httpClient == nil && cfg.Transport == HTTP {
+		hc, err := netguard.NewClient()
+		if err != nil {
+			return nil, fmt.Errorf("mcptool: server %s: %w", cfg.Name, err)
+		}
+		s.httpClient = hc
 	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "weft", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, // no roots, sampling or elicitation

@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/tool"
-	"github.com/weftlabs/weft/tool/httptool"
 	"github.com/weftlabs/weft/tool/mcptool"
 )
 
@@ -78,7 +77,7 @@ func startHTTP(t *testing.T, opts ...mcptool.Option) (*mcptool.Server, *swapHand
 	h.restart()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	s, err := mcptool.New(mcptool.Config{Name: "test", Transport: mcptool.HTTP, URL: srv.URL}, opts...)
+	s, err := mcptool.New(mcptool.Config{Name: "test", Transport: mcptool.HTTP, URL: srv.URL}, append([]mcptool.Option{mcptool.WithHTTPClient(srv.Client())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +203,7 @@ func TestHTTPHeaders(t *testing.T) {
 	env := map[string]string{"MCP_TOKEN": "t0k"}
 	getenv := mcptool.WithGetenv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	s, err := mcptool.New(mcptool.Config{Name: "h", Transport: mcptool.HTTP, URL: srv.URL,
-		Headers: map[string]string{"Authorization": "Bearer ${MCP_TOKEN}"}}, getenv)
+		Headers: map[string]string{"Authorization": "Bearer ${MCP_TOKEN}"}}, getenv, mcptool.WithHTTPClient(srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +216,7 @@ func TestHTTPHeaders(t *testing.T) {
 	}
 
 	bad, _ := mcptool.New(mcptool.Config{Name: "h", Transport: mcptool.HTTP, URL: srv.URL,
-		Headers: map[string]string{"Authorization": "Bearer ${NOT_SET_ANYWHERE}"}}, getenv)
+		Headers: map[string]string{"Authorization": "Bearer ${NOT_SET_ANYWHERE}"}}, getenv, mcptool.WithHTTPClient(srv.Client()))
 	if err := bad.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), "NOT_SET_ANYWHERE is not set") {
 		t.Errorf("Connect with a missing variable: %v", err)
 	}
@@ -292,15 +291,13 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-func TestHTTPGuardedClient(t *testing.T) {
+// TestHTTPGuardedByDefault: without WithHTTPClient, the outbound guard
+// refuses a loopback MCP server.
+func TestHTTPGuardedByDefault(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer() }, nil))
 	t.Cleanup(srv.Close)
-	guarded, err := httptool.NewClient(httptool.WithAllow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := mcptool.New(mcptool.Config{Name: "g", Transport: mcptool.HTTP, URL: srv.URL}, mcptool.WithHTTPClient(guarded))
+	s, err := mcptool.New(mcptool.Config{Name: "g", Transport: mcptool.HTTP, URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
