@@ -19,7 +19,7 @@ import (
 // The window applies on read (Messages returns what fits) and on write
 // (records that fell out of the window are trimmed at once when the store
 // implements [Trimmer], so a wider window over the same store does not
-// bring them back). The rules are those of [Fit].
+// bring them back). The rules are those of [Window].
 type Chat struct {
 	store   Store
 	key     Key
@@ -87,15 +87,12 @@ func (c *Chat) Window() Window { return c.window }
 // first, oldest first, and returns the extended slice.
 //
 // The messages may share their parts, images and tool calls with the
-// store (an [InMemory] store is read without copying): treat them as
-// read-only, and replace a message's slices rather than change their
-// elements.
+// store (a [MessageStore] such as [InMemory] is read without copying):
+// treat them as read-only, and replace a message's slices rather than
+// change their elements.
 func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, error) {
-	if m, ok := c.store.(*InMemory); ok {
-		if err := ctx.Err(); err != nil {
-			return dst, fmt.Errorf("memory: load %s: %w", c.key.Session, err)
-		}
-		return m.appendMessages(c.key, c.window, dst), nil
+	if m, ok := c.store.(MessageStore); ok {
+		return m.LoadMessages(ctx, c.key, c.window, dst)
 	}
 	recs, err := c.Records(ctx)
 	if err != nil {
@@ -109,11 +106,11 @@ func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, 
 
 // Records returns the records that fit the window, system record first.
 func (c *Chat) Records(ctx context.Context) ([]Record, error) {
-	recs, err := c.store.Load(ctx, c.key, c.window)
+	recs, err := c.window.Load(ctx, c.store, c.key)
 	if err != nil {
 		return nil, fmt.Errorf("memory: load %s: %w", c.key.Session, err)
 	}
-	return Fit(recs, c.window), nil
+	return recs, nil
 }
 
 // Add appends messages, counting their tokens. A system message replaces
@@ -124,16 +121,13 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 		return nil
 	}
 	var last int64
-	if m, ok := c.store.(*InMemory); ok {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("memory: append to %s: %w", c.key.Session, err)
-		}
-		last = c.addInMemory(m, msgs)
-	} else {
-		var err error
-		if last, err = c.append(ctx, msgs); err != nil {
+	var err error
+	if m, ok := c.store.(MessageStore); ok {
+		if last, err = m.AppendMessages(ctx, c.key, c.counter, msgs); err != nil {
 			return err
 		}
+	} else if last, err = c.append(ctx, msgs); err != nil {
+		return err
 	}
 	t, ok := c.store.(Trimmer)
 	if !ok {
@@ -175,21 +169,6 @@ func (c *Chat) append(ctx context.Context, msgs []llm.Message) (int64, error) {
 		last = max(last, r.Seq)
 	}
 	return last, nil
-}
-
-// addInMemory is append for an [InMemory] store, which needs no copy of
-// the records it is given nor returns any: the records of a typical turn
-// are built on the stack.
-func (c *Chat) addInMemory(m *InMemory, msgs []llm.Message) int64 {
-	var buf [8]Record
-	recs := buf[:0]
-	if len(msgs) > len(buf) {
-		recs = make([]Record, 0, len(msgs))
-	}
-	for _, msg := range msgs {
-		recs = append(recs, Record{Message: msg, Tokens: tokens.MessageTokens(c.counter, msg)})
-	}
-	return m.add(c.key, recs, nil)
 }
 
 // trim removes the log records older than the window's oldest.

@@ -44,7 +44,10 @@ func TestFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Fit(tt.recs, tt.w)
+			got, err := tt.w.Fit(tt.recs)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := make([]Record, 0, len(tt.want))
 			for _, i := range tt.want {
 				want = append(want, tt.recs[i])
@@ -60,7 +63,7 @@ func TestFit(t *testing.T) {
 
 func TestFitNoAllocWithoutSystem(t *testing.T) {
 	recs := []Record{rec(llm.RoleUser, 5), rec(llm.RoleAssistant, 5), rec(llm.RoleUser, 5)}
-	if n := testing.AllocsPerRun(100, func() { _ = Fit(recs, Window{MaxTokens: 10}) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _, _ = Window{MaxTokens: 10}.Fit(recs) }); n != 0 {
 		t.Fatalf("Fit allocated %v times, want 0", n)
 	}
 }
@@ -87,7 +90,10 @@ func FuzzFit(f *testing.F) {
 				recs = append(recs, toolRec("x", tok))
 			}
 		}
-		got := Fit(recs, Window{MaxTokens: maxTokens, MaxMessages: maxMessages})
+		got, err := Window{MaxTokens: maxTokens, MaxMessages: maxMessages}.Fit(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
 		log := got
 		if len(got) > 0 && got[0].Message.Role == llm.RoleSystem {
 			log = got[1:]

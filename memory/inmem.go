@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tokens"
 )
 
 // DefaultLockTTL is the lease a Locker grants when Lock is called with a
@@ -226,24 +227,52 @@ func (m *InMemory) Load(ctx context.Context, key Key, w Window) ([]Record, error
 	return out, nil
 }
 
-// appendMessages appends to dst the messages of key that w and [Fit] keep,
-// as [Chat.Messages] returns them: sharing their data with the store.
-func (m *InMemory) appendMessages(key Key, w Window, dst []llm.Message) []llm.Message {
+// LoadMessages implements [MessageStore]: the messages share their data
+// with the store.
+func (m *InMemory) LoadMessages(ctx context.Context, key Key, w Window, dst []llm.Message) ([]llm.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return dst, fmt.Errorf("memory: load %s: %w", key.String(), err)
+	}
+	sw := w.storeWindow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.convs[key]
 	if c == nil {
-		return dst
+		// An empty conversation still fails a window whose Reserve does not fit.
+		_, err := w.start(nil, nil)
+		return dst, err
 	}
-	log := c.log[windowStart(len(c.log), w, func(i int) int { return c.log[i].Tokens }):]
-	log = log[fitStart(c.sys, log, w):]
+	log := c.log[windowStart(len(c.log), sw, func(i int) int { return c.log[i].Tokens }):]
+	start, err := w.start(c.sys, log)
+	if err != nil {
+		return dst, err
+	}
+	log = log[start:]
 	if c.sys != nil {
 		dst = append(dst, c.sys.Message)
 	}
 	for i := range log {
 		dst = append(dst, log[i].Message)
 	}
-	return dst
+	return dst, nil
+}
+
+// AppendMessages implements [MessageStore]. It needs no copy of the
+// records it makes nor returns any: the records of a typical turn are
+// built on the stack.
+func (m *InMemory) AppendMessages(ctx context.Context, key Key, counter tokens.Counter, msgs []llm.Message) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("memory: append %s: %w", key.String(), err)
+	}
+	var buf [8]Record
+	recs := buf[:0]
+	if len(msgs) > len(buf) {
+		recs = make([]Record, 0, len(msgs))
+	}
+	for _, msg := range msgs {
+		recs = append(recs, Record{Message: msg, Tokens: tokens.MessageTokens(counter, msg)})
+	}
+	return m.add(key, recs, nil), nil
 }
 
 // windowStart returns the index of the oldest of n log records (oldest

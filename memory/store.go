@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tokens"
 )
 
 // Key names one conversation. The library's memory IDs use Session alone;
@@ -36,18 +37,9 @@ type Record struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
-// Window bounds what Load returns. The zero Window returns everything.
-type Window struct {
-	// MaxTokens bounds the sum of Tokens of the returned log records (the
-	// system record is not counted); 0 means no bound.
-	MaxTokens int
-	// MaxMessages bounds the number of returned log records; 0 means no bound.
-	MaxMessages int
-}
-
 // Store keeps conversations. It is the small interface every backend
 // implements (in-process, SQL, Redis); optional abilities are the Lister,
-// Locker and Trimmer interfaces, found by type assertion.
+// Locker, Trimmer and MessageStore interfaces, found by type assertion.
 //
 // A conversation is an append-only log of records plus at most one system
 // record. Appending a record whose message has RoleSystem does not extend the
@@ -63,7 +55,10 @@ type Store interface {
 	Append(ctx context.Context, key Key, recs ...Record) ([]Record, error)
 	// Load returns the system record first, if any, then the newest log
 	// records that fit the window, oldest first. It walks from the newest
-	// record back and stops at the first record that does not fit.
+	// record back and stops at the first record that does not fit. Load
+	// applies only MaxTokens and MaxMessages, record by record, and does not
+	// count the system record: it returns a superset of what the window
+	// keeps, which [Window.Fit] cuts exactly ([Window.Load] does both).
 	Load(ctx context.Context, key Key, w Window) ([]Record, error)
 	// Delete removes the conversation. Deleting an absent one is not an error.
 	Delete(ctx context.Context, key Key) error
@@ -99,6 +94,21 @@ type Trimmer interface {
 	// Trim removes the log records with Seq < before. Sequence numbers of
 	// the remaining and later records are unchanged.
 	Trim(ctx context.Context, key Key, before int64) error
+}
+
+// MessageStore is implemented by in-process stores that can read and add
+// a conversation's messages without copying them through records: the fast
+// path a [Chat] takes ([InMemory] implements it). Its results are those of
+// [Window.Load] and [Store.Append].
+type MessageStore interface {
+	// LoadMessages appends to dst the messages that w keeps of key's
+	// conversation (the messages of w.Load's records) and returns the
+	// extended slice. The messages may share their parts, images and tool
+	// calls with the store: callers treat them as read-only.
+	LoadMessages(ctx context.Context, key Key, w Window, dst []llm.Message) ([]llm.Message, error)
+	// AppendMessages appends msgs as records whose Tokens counter counts,
+	// and returns the greatest Seq among them.
+	AppendMessages(ctx context.Context, key Key, counter tokens.Counter, msgs []llm.Message) (last int64, err error)
 }
 
 // ErrLockTimeout is returned when a conversation stayed locked by another

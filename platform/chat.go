@@ -311,7 +311,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 	if agent.SystemPrompt != "" {
 		fixed += tokens.MessageTokens(counter, llm.SystemMessage(agent.SystemPrompt))
 	}
-	window, err := memory.LoadSlide(ctx, s.sessions, key, memory.Budget{ContextWindow: agent.ContextWindowTokens, Reserve: agent.ReserveTokens}, fixed)
+	window, err := memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens + fixed}.Load(ctx, s.sessions, key)
 	if err != nil {
 		if errors.Is(err, llm.ErrContextTooLong) {
 			return nil, fail(CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), false)

@@ -29,7 +29,9 @@ func ExampleOpen() {
 	}
 	defer release()
 
-	history, err := memory.LoadSlide(ctx, s, key, memory.Budget{ContextWindow: 128000, Reserve: 4000}, 1200)
+	// A 128k-token model: 4000 tokens kept for the reply, 1200 for the
+	// system prompt and the query.
+	history, err := memory.Window{MaxTokens: 128000, Reserve: 4000 + 1200}.Load(ctx, s, key)
 	if err != nil {
 		fmt.Println(err)
 		return
