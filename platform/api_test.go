@@ -85,16 +85,20 @@ func TestKeysAndTenantIsolation(t *testing.T) {
 		}
 		e.wantError(e.do(k.Key, c.method, c.path, b, nil), http.StatusNotFound, CodeNotFound)
 	}
-	// A non-admin key cannot mint keys for other tenants.
+	// A non-admin key manages no keys, not even its own tenant's.
 	e.wantError(e.do(k.Key, "POST", "/v1/api-keys", map[string]any{"name": "x", "tenant": "default"}, nil), http.StatusForbidden, CodeForbidden)
-	// Keys are listed without secrets, and revocation works at once.
+	e.wantError(e.do(k.Key, "POST", "/v1/api-keys", map[string]any{"name": "x"}, nil), http.StatusForbidden, CodeForbidden)
+	e.wantError(e.do(k.Key, "GET", "/v1/api-keys", nil, nil), http.StatusForbidden, CodeForbidden)
+	e.wantError(e.do(k.Key, "DELETE", "/v1/api-keys/"+k.ID, nil, nil), http.StatusForbidden, CodeForbidden)
+	// The admin lists another tenant's keys without secrets, and revocation works at once.
 	var keys []keyResponse
-	e.do(k.Key, "GET", "/v1/api-keys", nil, &keys)
-	if len(keys) != 1 || keys[0].Key != "" {
+	e.do(e.admin, "GET", "/v1/api-keys?tenant=globex", nil, &keys)
+	if len(keys) != 1 || keys[0].Key != "" || keys[0].ID != k.ID || keys[0].Tenant != "globex" {
 		t.Fatalf("list keys = %+v", keys)
 	}
-	if resp := e.do(k.Key, "DELETE", "/v1/api-keys/"+k.ID, nil, nil); resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("revoke: %d", resp.StatusCode)
+	e.wantError(e.do(e.admin, "GET", "/v1/api-keys?tenant=nobody", nil, nil), http.StatusNotFound, CodeNotFound)
+	if resp := e.do(e.admin, "DELETE", "/v1/api-keys/"+k.ID, nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, body(resp))
 	}
 	e.wantError(e.do(k.Key, "GET", "/v1/agents", nil, nil), http.StatusUnauthorized, CodeUnauthorized)
 }

@@ -22,9 +22,27 @@ type keyResponse struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// createKey: POST /v1/api-keys. An admin key may name another tenant
-// (created if new); other keys create keys of their own tenant only.
+// Only admin keys manage keys (create, list, revoke): a tenant's key cannot
+// mint more keys or revoke any, so a leaked tenant key cannot lock anyone
+// out, and the admin key — made only by Bootstrap, from WEFT_ADMIN_KEY or
+// generated — cannot be revoked through the API at all (rotate it with
+// WEFT_ADMIN_KEY or weft admin reset-key).
+
+// requireAdmin answers 403 unless the request's key is an admin key.
+func requireAdmin(w http.ResponseWriter, r *http.Request) bool {
+	if principalFrom(r.Context()).Key.Admin {
+		return true
+	}
+	writeError(w, errorf(http.StatusForbidden, CodeForbidden, "only an admin key may manage API keys"))
+	return false
+}
+
+// createKey: POST /v1/api-keys (admin). The key belongs to the named
+// tenant (created if new), else to the admin's own.
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
+	if !requireAdmin(w, r) {
+		return
+	}
 	p := principalFrom(r.Context())
 	var req createKeyRequest
 	if e := decodeJSON(w, r, &req); e != nil {
@@ -43,10 +61,6 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Tenant != "" && req.Tenant != tenant.Name && req.Tenant != tenant.ID {
-		if !p.Key.Admin {
-			writeError(w, errorf(http.StatusForbidden, CodeForbidden, "only an admin key may create keys for another tenant"))
-			return
-		}
 		if tenant, err = s.meta.EnsureTenant(ctx, req.Tenant); err != nil {
 			writeError(w, asAPIError(err))
 			return
@@ -61,15 +75,25 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, keyResponse{ID: id, Key: clear, Tenant: tenant.Name, Name: k.Name, CreatedAt: k.CreatedAt})
 }
 
-// listKeys: GET /v1/api-keys, without secrets.
+// listKeys: GET /v1/api-keys[?tenant=NAME] (admin), without secrets: the
+// keys of the named tenant, else of the admin's own.
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	keys, err := s.meta.ListKeys(r.Context(), p.Tenant)
+	if !requireAdmin(w, r) {
+		return
+	}
+	ctx := r.Context()
+	tenant, err := s.meta.TenantByID(ctx, principalFrom(ctx).Tenant)
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return
 	}
-	tenant, err := s.meta.TenantByID(r.Context(), p.Tenant)
+	if name := r.URL.Query().Get("tenant"); name != "" && name != tenant.Name && name != tenant.ID {
+		if tenant, err = s.meta.TenantByName(ctx, name); err != nil {
+			writeError(w, notFoundOr(err, "tenant", name))
+			return
+		}
+	}
+	keys, err := s.meta.ListKeys(ctx, tenant.ID)
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return
@@ -81,16 +105,28 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// deleteKey: DELETE /v1/api-keys/{id} revokes a key of the caller's tenant,
-// on every replica at once.
+// deleteKey: DELETE /v1/api-keys/{id} (admin) revokes a key of any tenant,
+// on every replica at once. The admin key itself is refused (409).
 func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
+	if !requireAdmin(w, r) {
+		return
+	}
+	ctx := r.Context()
 	id := r.PathValue("id")
-	if err := s.meta.DeleteKey(r.Context(), p.Tenant, id); err != nil {
+	k, err := s.meta.KeyByID(ctx, id)
+	if err != nil {
 		writeError(w, notFoundOr(err, "api key", id))
 		return
 	}
-	s.bus.publish(r.Context(), "key", "", id)
+	if k.Admin {
+		writeError(w, errorf(http.StatusConflict, CodeConflict, "api key %q is the admin key: it cannot be revoked through the API; set a new WEFT_ADMIN_KEY and restart, or run weft admin reset-key", id))
+		return
+	}
+	if err := s.meta.DeleteKey(ctx, k.TenantID, id); err != nil {
+		writeError(w, notFoundOr(err, "api key", id))
+		return
+	}
+	s.bus.publish(ctx, "key", "", id)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -48,6 +48,36 @@ type Options struct {
 	Ready func(addr string)
 }
 
+// bootstrapAndLog runs Bootstrap and says in the log what it did, by key id
+// (a configured key's secret is never logged; a generated one is shown once
+// and written to <data>/admin.key, mode 0600).
+func bootstrapAndLog(ctx context.Context, store meta.Store, adminKey, dataDir string, log *slog.Logger) error {
+	res, err := bootstrap(ctx, store, adminKey)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dataDir, "admin.key")
+	for _, id := range res.revoked {
+		log.Warn("revoked the previous admin key: WEFT_ADMIN_KEY changed", "key_id", id)
+	}
+	if len(res.revoked) > 0 && adminKey != "" {
+		// admin.key held a generated key that is now revoked.
+		if err := os.Remove(path); err == nil {
+			log.Info("removed " + path + ": it held a revoked admin key")
+		}
+	}
+	switch {
+	case res.generated != "":
+		if err := os.WriteFile(path, []byte(res.generated+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		log.Info("created the admin key of tenant \"default\"; it is shown once here and kept in "+path, "key_id", res.created, "admin_key", res.generated)
+	case res.created != "":
+		log.Info("WEFT_ADMIN_KEY is now the admin key of tenant \"default\"", "key_id", res.created)
+	}
+	return nil
+}
+
 // DetectDefaultModel picks the default model from the configured providers:
 // OpenAI, then Anthropic, DeepSeek, Ollama; else the offline scripted demo.
 // ok is false when it fell back to the demo.
@@ -137,16 +167,8 @@ func Run(ctx context.Context, o Options) error {
 		sessions = ls
 	}
 
-	clear, err := Bootstrap(ctx, metaStore, o.AdminKey)
-	if err != nil {
+	if err := bootstrapAndLog(ctx, metaStore, o.AdminKey, o.DataDir, log); err != nil {
 		return err
-	}
-	if clear != "" && o.AdminKey == "" {
-		path := filepath.Join(o.DataDir, "admin.key")
-		if err := os.WriteFile(path, []byte(clear+"\n"), 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		log.Info("created tenant \"default\" and its admin key; it is shown once here and kept in "+path, "admin_key", clear)
 	}
 
 	model := o.DefaultModel

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -348,52 +349,100 @@ func (s *Server) model(spec string) (*llm.Model, error) {
 	return m, nil
 }
 
-// Bootstrap prepares a store for its first use. When adminKey (from
-// WEFT_ADMIN_KEY) is set, it makes sure that key exists as an admin key of
-// tenant "default" — any string of 16 characters or more works, so replicas
-// and restarts can share one configured key. Otherwise, when the store has no
-// key at all, it creates tenant "default" and a generated admin key. It
-// returns the clear key it created, or "" when it created none.
+// Bootstrap prepares a store for its first use and rotates the configured
+// admin key. When adminKey (from WEFT_ADMIN_KEY) is set, it becomes the one
+// admin key of tenant "default": any string of 16 characters or more works,
+// so replicas and restarts can share one configured key, and a new value
+// revokes the previous admin key (environment-configured or generated).
+// Otherwise, when the store has no admin key, it creates tenant "default"
+// and a generated admin key. It returns the clear key it created, or ""
+// when it created none (the configured key is not echoed back).
 func Bootstrap(ctx context.Context, store meta.Store, adminKey string) (string, error) {
+	res, err := bootstrap(ctx, store, adminKey)
+	return res.generated, err
+}
+
+// bootstrapResult says what bootstrap changed, for the log.
+type bootstrapResult struct {
+	generated string   // the clear key generated, if any
+	created   string   // the id of the admin key created, if any
+	revoked   []string // the ids of the admin keys revoked
+}
+
+func bootstrap(ctx context.Context, store meta.Store, adminKey string) (bootstrapResult, error) {
 	if adminKey != "" && len(adminKey) < 16 {
-		return "", errors.New("platform: WEFT_ADMIN_KEY is too short: use 16 characters or more (or leave it unset to have one generated)")
-	}
-	var id string
-	var hash []byte
-	clear := adminKey
-	switch {
-	case adminKey != "":
-		id, hash = envAdminKeyID, hashOf(adminKey)
-		if kid, secret, ok := parseKey(adminKey); ok {
-			id, hash = kid, hashOf(secret)
-		}
-		if _, err := store.KeyByID(ctx, id); err == nil {
-			return "", nil
-		} else if !errors.Is(err, meta.ErrNotFound) {
-			return "", err
-		}
-	default:
-		n, err := store.CountKeys(ctx)
-		if err != nil || n > 0 {
-			return "", err
-		}
-		clear, id, hash = newKey()
+		return bootstrapResult{}, errors.New("platform: WEFT_ADMIN_KEY is too short: use 16 characters or more (or leave it unset to have one generated)")
 	}
 	t, err := store.EnsureTenant(ctx, "default")
 	if err != nil {
-		return "", err
+		return bootstrapResult{}, err
+	}
+	if adminKey == "" {
+		keys, err := store.ListKeys(ctx, t.ID)
+		if err != nil {
+			return bootstrapResult{}, err
+		}
+		for _, k := range keys {
+			if k.Admin {
+				return bootstrapResult{}, nil
+			}
+		}
+		// No admin key (a new store, or one whose admin key a bug let go):
+		// make one, so the operator is never locked out.
+		clear, id, revoked, err := replaceAdminKey(ctx, store, t.ID)
+		return bootstrapResult{generated: clear, created: id, revoked: revoked}, err
+	}
+	id, hash := envAdminKeyID, hashOf(adminKey)
+	if kid, secret, ok := parseKey(adminKey); ok {
+		id, hash = kid, hashOf(secret)
+	}
+	if k, err := store.KeyByID(ctx, id); err == nil && k.Admin && subtle.ConstantTimeCompare(k.Hash, hash) == 1 {
+		// The configured key is in place: only revoke any other admin key.
+		revoked, err := store.ReplaceAdminKeys(ctx, k)
+		return bootstrapResult{revoked: revoked}, err
+	} else if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return bootstrapResult{}, err
 	}
 	k := meta.APIKey{ID: id, TenantID: t.ID, Name: "admin", Admin: true, Hash: hash, CreatedAt: time.Now().UTC()}
-	if err := store.CreateKey(ctx, k); err != nil && !errors.Is(err, meta.ErrConflict) {
-		return "", err
-	}
-	return clear, nil
+	revoked, err := replaceAdminKeys(ctx, store, k)
+	return bootstrapResult{created: id, revoked: revoked}, err
 }
 
-// GenerateKey returns a new key in Weft's format, for WEFT_ADMIN_KEY.
-func GenerateKey() string {
-	clear, _, _ := newKey()
-	return clear
+// replaceAdminKey makes a newly generated key the admin key of tenant,
+// revoking any other, and returns its clear text and id.
+func replaceAdminKey(ctx context.Context, store meta.Store, tenant string) (clear, id string, revoked []string, err error) {
+	clear, id, hash := newKey()
+	k := meta.APIKey{ID: id, TenantID: tenant, Name: "admin", Admin: true, Hash: hash, CreatedAt: time.Now().UTC()}
+	if revoked, err = replaceAdminKeys(ctx, store, k); err != nil {
+		return "", "", nil, err
+	}
+	return clear, id, revoked, nil
+}
+
+// replaceAdminKeys is store.ReplaceAdminKeys, tried again once when another
+// replica starting at the same moment stored the same key first.
+func replaceAdminKeys(ctx context.Context, store meta.Store, k meta.APIKey) ([]string, error) {
+	revoked, err := store.ReplaceAdminKeys(ctx, k)
+	if errors.Is(err, meta.ErrConflict) {
+		revoked, err = store.ReplaceAdminKeys(ctx, k)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("platform: admin key: %w", err)
+	}
+	return revoked, nil
+}
+
+// ResetAdminKey recovers a lost admin key offline (weft admin reset-key):
+// it revokes every admin key of tenant "default" and makes a new one. It
+// returns the new key's clear text (shown once: only its hash is stored),
+// its id and the revoked keys' ids. A server running on the same store
+// stops accepting a revoked key within its key cache's lifetime (Config.CacheTTL).
+func ResetAdminKey(ctx context.Context, store meta.Store) (clear, id string, revoked []string, err error) {
+	t, err := store.EnsureTenant(ctx, "default")
+	if err != nil {
+		return "", "", nil, err
+	}
+	return replaceAdminKey(ctx, store, t.ID)
 }
 
 func newMetricsRegistry() *prometheus.Registry {

@@ -68,6 +68,7 @@ WEFT_MODEL sets the default model.`,
 		newSessionCmd(e),
 		newToolCmd(e),
 		newKBCmd(e),
+		newAdminCmd(e),
 	)
 	return root
 }

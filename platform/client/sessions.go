@@ -95,23 +95,25 @@ type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// CreateKey creates an API key named name (POST /v1/api-keys). An admin
-// key may name another tenant, created if new; tenant "" means the
-// caller's.
+// CreateKey creates an API key named name (POST /v1/api-keys; only admin
+// keys manage keys). tenant names the key's tenant, created if new; ""
+// means the caller's.
 func (c *Client) CreateKey(ctx context.Context, name, tenant string) (APIKey, error) {
 	var out APIKey
 	err := c.do(ctx, http.MethodPost, "/v1/api-keys", map[string]string{"name": name, "tenant": tenant}, &out)
 	return out, err
 }
 
-// ListKeys lists the tenant's API keys, without their secrets.
+// ListKeys lists the caller's tenant's API keys, without their secrets
+// (admin keys only).
 func (c *Client) ListKeys(ctx context.Context) ([]APIKey, error) {
 	var out []APIKey
 	err := c.do(ctx, http.MethodGet, "/v1/api-keys", nil, &out)
 	return out, err
 }
 
-// DeleteKey revokes the API key id, on every replica at once.
+// DeleteKey revokes the API key id of any tenant, on every replica at once
+// (admin keys only; the admin key itself cannot be revoked this way).
 func (c *Client) DeleteKey(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("client: empty key id")

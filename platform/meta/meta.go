@@ -140,6 +140,7 @@ type Store interface {
 	// Tenants.
 	EnsureTenant(ctx context.Context, name string) (Tenant, error)
 	TenantByID(ctx context.Context, id string) (Tenant, error)
+	TenantByName(ctx context.Context, name string) (Tenant, error)
 	CountKeys(ctx context.Context) (int, error)
 
 	// API keys.
@@ -147,6 +148,11 @@ type Store interface {
 	KeyByID(ctx context.Context, id string) (APIKey, error)
 	ListKeys(ctx context.Context, tenant string) ([]APIKey, error)
 	DeleteKey(ctx context.Context, tenant, id string) error
+	// ReplaceAdminKeys makes k (an admin key) the only admin key of its
+	// tenant, at once: it revokes every other admin key of that tenant (and
+	// a stored key of k's id whose hash differs) and stores k unless it is
+	// already there. It returns the revoked keys' ids.
+	ReplaceAdminKeys(ctx context.Context, k APIKey) (revoked []string, err error)
 
 	// Agents.
 	CreateAgent(ctx context.Context, a Agent) error

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -337,6 +338,15 @@ func (s *SQL) TenantByID(ctx context.Context, id string) (Tenant, error) {
 	return t, wrap("tenant "+id, err)
 }
 
+// TenantByName implements [Store].
+func (s *SQL) TenantByName(ctx context.Context, name string) (Tenant, error) {
+	var t Tenant
+	var created int64
+	err := s.queryRow(ctx, `SELECT id, name, created_at FROM tenants WHERE name = ?`, name).Scan(&t.ID, &t.Name, &created)
+	t.CreatedAt = fromMicros(created)
+	return t, wrap("tenant "+name, err)
+}
+
 // CountKeys implements [Store].
 func (s *SQL) CountKeys(ctx context.Context) (int, error) {
 	var n int
@@ -393,6 +403,58 @@ func (s *SQL) ListKeys(ctx context.Context, tenant string) ([]APIKey, error) {
 // DeleteKey implements [Store].
 func (s *SQL) DeleteKey(ctx context.Context, tenant, id string) error {
 	return s.deleteOne(ctx, "delete key "+id, `DELETE FROM api_keys WHERE tenant_id = ? AND id = ?`, tenant, id)
+}
+
+// ReplaceAdminKeys implements [Store], in one transaction, so that there is
+// an admin key at every moment.
+func (s *SQL) ReplaceAdminKeys(ctx context.Context, k APIKey) ([]string, error) {
+	revoked := []string{}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, s.d.rebind(`SELECT id, hash FROM api_keys WHERE tenant_id = ? AND (admin <> 0 OR id = ?)`), k.TenantID, k.ID)
+		if err != nil {
+			return err
+		}
+		keep := false
+		var drop []string
+		for rows.Next() {
+			var id string
+			var hash []byte
+			if err := rows.Scan(&id, &hash); err != nil {
+				rows.Close()
+				return err
+			}
+			if id == k.ID && bytes.Equal(hash, k.Hash) {
+				keep = true
+				continue
+			}
+			drop = append(drop, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range drop {
+			if _, err := tx.ExecContext(ctx, s.d.rebind(`DELETE FROM api_keys WHERE tenant_id = ? AND id = ?`), k.TenantID, id); err != nil {
+				return err
+			}
+		}
+		revoked = drop
+		if keep {
+			// Make sure the kept key is an admin key.
+			_, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE api_keys SET admin = 1 WHERE tenant_id = ? AND id = ?`), k.TenantID, k.ID)
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.d.rebind(`INSERT INTO api_keys (id, tenant_id, name, admin, hash, created_at) VALUES (?, ?, ?, 1, ?, ?)`),
+			k.ID, k.TenantID, k.Name, k.Hash, micros(k.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return nil, wrap("replace admin keys", err)
+	}
+	if revoked == nil {
+		revoked = []string{}
+	}
+	return revoked, nil
 }
 
 func (s *SQL) deleteOne(ctx context.Context, op, q string, args ...any) error {

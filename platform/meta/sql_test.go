@@ -226,3 +226,54 @@ func TestDollarParams(t *testing.T) {
 		t.Fatalf("dollarParams = %q", got)
 	}
 }
+
+// ReplaceAdminKeys leaves exactly one admin key and keeps other keys.
+func TestReplaceAdminKeys(t *testing.T) {
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			ten, err := s.EnsureTenant(ctx, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now().UTC()
+			old := APIKey{ID: "key_old", TenantID: ten.ID, Name: "admin", Admin: true, Hash: []byte("h1"), CreatedAt: now}
+			member := APIKey{ID: "key_member", TenantID: ten.ID, Name: "m", Hash: []byte("h2"), CreatedAt: now}
+			for _, k := range []APIKey{old, member} {
+				if err := s.CreateKey(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Same id, new hash: the stored key is replaced.
+			same := old
+			same.Hash = []byte("h3")
+			revoked, err := s.ReplaceAdminKeys(ctx, same)
+			if err != nil || len(revoked) != 1 || revoked[0] != "key_old" {
+				t.Fatalf("revoked %v, %v", revoked, err)
+			}
+			if k, err := s.KeyByID(ctx, "key_old"); err != nil || string(k.Hash) != "h3" || !k.Admin {
+				t.Fatalf("key_old = %+v, %v", k, err)
+			}
+			if revoked, err := s.ReplaceAdminKeys(ctx, same); err != nil || len(revoked) != 0 {
+				t.Fatalf("again: revoked %v, %v", revoked, err)
+			}
+			fresh := APIKey{ID: "key_new", TenantID: ten.ID, Name: "admin", Admin: true, Hash: []byte("h4"), CreatedAt: now}
+			if revoked, err := s.ReplaceAdminKeys(ctx, fresh); err != nil || len(revoked) != 1 || revoked[0] != "key_old" {
+				t.Fatalf("new id: revoked %v, %v", revoked, err)
+			}
+			keys, err := s.ListKeys(ctx, ten.ID)
+			if err != nil || len(keys) != 2 {
+				t.Fatalf("keys = %+v, %v", keys, err)
+			}
+			if _, err := s.KeyByID(ctx, "key_member"); err != nil {
+				t.Fatal("the member key was revoked")
+			}
+			if got, err := s.TenantByName(ctx, "default"); err != nil || got.ID != ten.ID {
+				t.Fatalf("TenantByName = %+v, %v", got, err)
+			}
+			if _, err := s.TenantByName(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("TenantByName(nobody) = %v", err)
+			}
+		})
+	}
+}
