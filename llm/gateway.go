@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -16,7 +18,9 @@ import (
 //     streams, with capped exponential backoff and full jitter, honouring the
 //     provider's Retry-After / Retry-After-Ms; a stream is never retried once
 //     a chunk has reached the caller;
-//   - a per-attempt timeout;
+//   - timeouts: per attempt, per call (a total deadline), and for streams a
+//     first-token and an idle-between-chunks timeout, on by default (see
+//     [WithStallTimeouts] and [WithTotalTimeout]);
 //   - ordered fallbacks to other models, tried when this one fails before its
 //     first chunk;
 //   - hooks that see every request, response, retry and error.
@@ -31,6 +35,9 @@ type Model struct {
 	maxDelay   time.Duration
 	maxWait    time.Duration
 	timeout    time.Duration
+	firstToken time.Duration
+	idle       time.Duration
+	total      time.Duration
 	fallbacks  []*Model
 	hooks      []Hook
 	caps       Capabilities
@@ -67,6 +74,39 @@ func WithMaxRetryAfter(d time.Duration) Option { return func(m *Model) { m.maxWa
 // the caller's context lives.
 func WithTimeout(d time.Duration) Option { return func(m *Model) { m.timeout = d } }
 
+// The default stall timeouts of a [Model]'s streams (see
+// [WithStallTimeouts]). A stream from a hung provider ends with an
+// [ErrTimeout] error after at most these times.
+const (
+	// DefaultFirstTokenTimeout bounds the wait for a stream's first content
+	// chunk (text, reasoning or a tool call): the model's time to think.
+	DefaultFirstTokenTimeout = 60 * time.Second
+	// DefaultIdleTimeout bounds the silence between two chunks of a stream
+	// once its content has begun.
+	DefaultIdleTimeout = 30 * time.Second
+)
+
+// WithStallTimeouts sets how long a stream may wait for its first content
+// chunk (text, reasoning or a tool call; default
+// DefaultFirstTokenTimeout) and how long it may then stay silent between
+// two chunks (default DefaultIdleTimeout). Zero or less disables the
+// timeout. A stream that stalls ends with an [ErrTimeout] error, retried
+// like a failed attempt while nothing has reached the caller. Time the
+// caller spends handling a chunk does not count. A non-streamed call
+// yields its whole answer at once, so only its total deadline applies (see
+// [WithTotalTimeout]).
+func WithStallTimeouts(firstToken, idle time.Duration) Option {
+	return func(m *Model) { m.firstToken, m.idle = firstToken, idle }
+}
+
+// WithTotalTimeout bounds each Generate and Stream call as a whole,
+// attempts, backoff and fallbacks included (default: none beyond the
+// caller's context, so that a call costs no timer; zero or less disables
+// it). A call that overruns ends with an [ErrTimeout] error; a stream
+// keeps what it already yielded. weft serve bounds each turn instead (5
+// minutes unless the agent says otherwise).
+func WithTotalTimeout(d time.Duration) Option { return func(m *Model) { m.total = d } }
+
 // WithFallbacks sets models tried in order when this one fails (after its
 // own retries) before any chunk reached the caller. A fallback applies its
 // own retries and hooks.
@@ -93,6 +133,8 @@ func New(driver ChatModel, opts ...Option) *Model {
 		baseDelay:  500 * time.Millisecond,
 		maxDelay:   20 * time.Second,
 		maxWait:    60 * time.Second,
+		firstToken: DefaultFirstTokenTimeout,
+		idle:       DefaultIdleTimeout,
 		sleep:      sleepCtx,
 	}
 	if n, ok := driver.(Namer); ok {
@@ -110,6 +152,18 @@ func New(driver ChatModel, opts ...Option) *Model {
 		m.name = "model"
 	}
 	return m
+}
+
+// With returns a copy of m with opts applied over m's configuration, for
+// example an agent's own timeouts over a shared model; m is unchanged.
+func (m *Model) With(opts ...Option) *Model {
+	c := *m
+	c.fallbacks = slices.Clone(m.fallbacks)
+	c.hooks = slices.Clone(m.hooks)
+	for _, o := range opts {
+		o(&c)
+	}
+	return &c
 }
 
 // Name returns the model's name, normally "provider/model".
@@ -173,6 +227,8 @@ func (m *Model) emit(ctx context.Context, e Event) {
 // Generate sends req and returns the complete answer, retrying and falling
 // back as configured.
 func (m *Model) Generate(ctx context.Context, req *Request) (*Response, error) {
+	ctx, cancel := m.callContext(ctx)
+	defer cancel()
 	var firstErr error
 	for i, mm := range m.chain() {
 		resp, err := mm.generateOnce(ctx, req)
@@ -212,7 +268,7 @@ func retry[T any](ctx context.Context, m *Model, op string, req *Request, call f
 		actx, cancel := m.attemptContext(ctx)
 		v, err := call(actx)
 		err = m.classify(ctx, actx, err)
-		cancel()
+		cancel(nil)
 		if err == nil {
 			m.emit(ctx, Event{Kind: EventResponse, Operation: op, Attempt: attempt, Request: req, Response: asResp(v), Duration: time.Since(start)})
 			return v, nil
@@ -229,11 +285,33 @@ func retry[T any](ctx context.Context, m *Model, op string, req *Request, call f
 	}
 }
 
-func (m *Model) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if m.timeout > 0 {
-		return context.WithTimeout(ctx, m.timeout)
+// callContext applies the total deadline of one call.
+func (m *Model) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if m.total > 0 {
+		return context.WithTimeoutCause(ctx, m.total, &timeoutError{what: "complete answer", d: m.total})
 	}
-	return context.WithCancel(ctx)
+	return ctx, noCancel
+}
+
+func noCancel() {}
+
+// timeoutError is the cause of a context that a Model's own timeout ended.
+type timeoutError struct {
+	what string // "complete answer", "first token", "next chunk"
+	d    time.Duration
+}
+
+func (e *timeoutError) Error() string { return fmt.Sprintf("no %s within %v", e.what, e.d) }
+
+// attemptContext returns the context of one attempt and the function that
+// ends it, with a cause when a stream's watchdog ends it.
+func (m *Model) attemptContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	if m.timeout > 0 {
+		tctx, cancelT := context.WithTimeout(ctx, m.timeout)
+		actx, cancel := context.WithCancelCause(tctx)
+		return actx, func(cause error) { cancel(cause); cancelT() }
+	}
+	return context.WithCancelCause(ctx)
 }
 
 // classify turns context errors into typed errors: the caller's own
@@ -241,8 +319,15 @@ func (m *Model) attemptContext(ctx context.Context) (context.Context, context.Ca
 // becomes a retryable ErrTimeout.
 func (m *Model) classify(parent, attempt context.Context, err error) error {
 	if err == nil || parent.Err() != nil {
-		if err != nil && errors.Is(parent.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
-			return &Error{Kind: ErrTimeout, Message: "deadline exceeded", Err: err}
+		if err != nil && errors.Is(parent.Err(), context.DeadlineExceeded) {
+			var te *timeoutError
+			if errors.As(context.Cause(parent), &te) {
+				// The model's total deadline, not the caller's.
+				return &Error{Kind: ErrTimeout, Message: te.Error(), Err: err}
+			}
+			if !errors.Is(err, ErrTimeout) {
+				return &Error{Kind: ErrTimeout, Message: "deadline exceeded", Err: err}
+			}
 		}
 		if err != nil && errors.Is(parent.Err(), context.Canceled) && IsRetryable(err) {
 			// An HTTP driver may report the caller's cancellation as a
@@ -250,6 +335,11 @@ func (m *Model) classify(parent, attempt context.Context, err error) error {
 			return parent.Err()
 		}
 		return err
+	}
+	var te *timeoutError
+	if attempt.Err() != nil && errors.As(context.Cause(attempt), &te) {
+		// The stream's watchdog ended the attempt.
+		return &Error{Kind: ErrTimeout, Message: te.Error(), Err: err, StatusCode: -1}
 	}
 	if attempt.Err() != nil && errors.Is(attempt.Err(), context.DeadlineExceeded) {
 		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no answer within %v", m.timeout), Err: err, StatusCode: -1}
@@ -309,9 +399,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // cancels the request.
 func (m *Model) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
+		ctx, cancel := m.callContext(ctx)
+		defer cancel()
+		var wd watchdog
+		defer wd.stop()
 		chain := m.chain()
 		for i, mm := range chain {
-			delivered, err, stopped := mm.streamOnce(ctx, req, yield)
+			delivered, err, stopped := mm.streamOnce(ctx, req, &wd, yield)
 			if err == nil || stopped {
 				return
 			}
@@ -326,12 +420,13 @@ func (m *Model) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error
 
 // streamOnce runs one model's attempts. delivered reports whether a chunk
 // reached the caller; stopped whether the caller broke out of the loop.
-func (m *Model) streamOnce(ctx context.Context, req *Request, yield func(Chunk, error) bool) (delivered bool, err error, stopped bool) {
+func (m *Model) streamOnce(ctx context.Context, req *Request, wd *watchdog, yield func(Chunk, error) bool) (delivered bool, err error, stopped bool) {
 	var metas []Chunk
 	for attempt := 1; ; attempt++ {
 		m.emit(ctx, Event{Kind: EventRequest, Operation: "stream", Attempt: attempt, Request: req})
 		start := time.Now()
 		actx, cancel := m.attemptContext(ctx)
+		wd.begin(m, cancel)
 		var acc *Accumulator
 		if len(m.hooks) > 0 {
 			acc = new(Accumulator)
@@ -343,6 +438,7 @@ func (m *Model) streamOnce(ctx context.Context, req *Request, yield func(Chunk, 
 				serr = e
 				break
 			}
+			wd.pause(c.Type != ChunkMeta)
 			if acc != nil {
 				acc.Add(c)
 			}
@@ -350,24 +446,31 @@ func (m *Model) streamOnce(ctx context.Context, req *Request, yield func(Chunk, 
 				// Held back so that a retry cannot show the caller two
 				// responses' metadata.
 				metas = append(metas, c)
+				wd.resume()
 				continue
 			}
 			if !delivered {
 				delivered = true
 				for _, mc := range metas {
 					if !yield(mc, nil) {
-						cancel()
+						cancel(nil)
 						return true, nil, true
 					}
 				}
 			}
 			if !yield(c, nil) {
-				cancel()
+				cancel(nil)
 				return true, nil, true
 			}
+			wd.resume()
+		}
+		wd.stop()
+		if serr == nil && actx.Err() != nil && ctx.Err() == nil {
+			// A driver that ends quietly when cancelled did not finish.
+			serr = actx.Err()
 		}
 		serr = m.classify(ctx, actx, serr)
-		cancel()
+		cancel(nil)
 		if serr == nil {
 			if !delivered {
 				for _, mc := range metas {
@@ -393,6 +496,84 @@ func (m *Model) streamOnce(ctx context.Context, req *Request, yield func(Chunk, 
 			return false, serr, false
 		}
 	}
+}
+
+// watchdog ends a stream attempt whose model goes quiet: no content chunk
+// within the first-token timeout, or no chunk within the idle timeout once
+// content has begun. It is paused while the caller handles a chunk. One
+// watchdog (and one timer) serves every attempt of a call.
+type watchdog struct {
+	mu      sync.Mutex
+	m       *Model                  // whose timeouts apply
+	stall   context.CancelCauseFunc // ends the current attempt
+	t       *time.Timer
+	started bool // content has begun: the idle timeout applies
+	armed   bool
+}
+
+// begin arms the watchdog for an attempt of m that stall ends.
+func (w *watchdog) begin(m *Model, stall context.CancelCauseFunc) {
+	w.mu.Lock()
+	w.m, w.stall, w.started = m, stall, false
+	w.mu.Unlock()
+	w.resume()
+}
+
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.armed {
+		return // stopped after the timer had begun to fire
+	}
+	w.armed = false
+	if w.started {
+		w.stall(&timeoutError{what: "next chunk", d: w.m.idle})
+		return
+	}
+	w.stall(&timeoutError{what: "first token", d: w.m.firstToken})
+}
+
+// pause stops the clock while the caller handles a chunk; content says
+// whether the chunk is part of the answer.
+func (w *watchdog) pause(content bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked()
+	if content {
+		w.started = true
+	}
+}
+
+// resume restarts the clock after a chunk was handled.
+func (w *watchdog) resume() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.m.firstToken
+	if w.started {
+		d = w.m.idle
+	}
+	switch {
+	case d <= 0:
+		return
+	case w.t == nil:
+		w.t = time.AfterFunc(d, w.fire)
+	default:
+		w.t.Reset(d)
+	}
+	w.armed = true
+}
+
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked()
+}
+
+func (w *watchdog) stopLocked() {
+	if w.t != nil {
+		w.t.Stop()
+	}
+	w.armed = false
 }
 
 // Embed returns embeddings, retrying as configured. It returns an error

@@ -639,7 +639,9 @@ func (f *fullDriver) GenerateImage(ctx context.Context, req *ImageRequest) (*Ima
 }
 
 func TestStreamAllocations(t *testing.T) {
-	// Without hooks the gateway adds a small constant per call, nothing per chunk.
+	// Without hooks the gateway adds a small constant per call, nothing per
+	// chunk. The stall timeouts' watchdog is 4 of the constant (its state,
+	// its timer and the timer's function).
 	chunks := make([]Chunk, 0, 52)
 	chunks = append(chunks, Chunk{Type: ChunkMeta, ResponseID: "r"})
 	for range 50 {
@@ -656,8 +658,8 @@ func TestStreamAllocations(t *testing.T) {
 			}
 		}
 	})
-	if allocs > 12 {
-		t.Errorf("a 52-chunk stream through the gateway allocates %v times, want at most 12", allocs)
+	if allocs > 16 {
+		t.Errorf("a 52-chunk stream through the gateway allocates %v times, want at most 16", allocs)
 	}
 }
 

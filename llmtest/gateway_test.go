@@ -369,3 +369,100 @@ func TestGatewayConcurrentStreams(t *testing.T) {
 		t.Errorf("%d response events, %d requests; want 80", responses, len(srv.Requests()))
 	}
 }
+
+func TestGatewayStreamFirstTokenTimeout(t *testing.T) {
+	t.Parallel()
+	// The headers come at once, then nothing: a model that never starts.
+	srv := llmtest.NewServer(llmtest.Turn{Text: "never", ChunkDelay: time.Hour})
+	defer srv.Close()
+	m := openaiModel(t, srv, llm.WithRetries(0), llm.WithStallTimeouts(50*time.Millisecond, time.Hour))
+	_, err := llm.Collect(m.Stream(context.Background(), hello))
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no first token within 50ms") {
+		t.Fatalf("err = %v, want a first-token ErrTimeout", err)
+	}
+}
+
+func TestGatewayStreamFirstTokenTimeoutIsRetried(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Turn{Text: "never", ChunkDelay: time.Hour}, llmtest.Reply("second attempt"))
+	defer srv.Close()
+	var r retries
+	m := openaiModel(t, srv, llm.WithStallTimeouts(50*time.Millisecond, time.Hour), llm.WithBackoff(time.Millisecond, time.Millisecond), r.hook())
+	resp, err := llm.Collect(m.Stream(context.Background(), hello))
+	if err != nil || resp.Text() != "second attempt" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	if len(r.events) != 1 || !errors.Is(r.events[0].Err, llm.ErrTimeout) {
+		t.Errorf("retry events %+v, want one ErrTimeout", r.events)
+	}
+}
+
+func TestGatewayStreamIdleTimeoutKeepsPartial(t *testing.T) {
+	t.Parallel()
+	// Two pieces of text, then the model hangs.
+	srv := llmtest.NewServer(llmtest.Turn{Text: "one two three four", Chunks: 4, StallAfter: 2}, llmtest.Reply("never retried"))
+	defer srv.Close()
+	m := openaiModel(t, srv, llm.WithStallTimeouts(time.Hour, 50*time.Millisecond), llm.WithBackoff(time.Millisecond, time.Millisecond))
+	var text strings.Builder
+	var err error
+	for c, e := range m.Stream(context.Background(), hello) {
+		if e != nil {
+			err = e
+			break
+		}
+		text.WriteString(c.Text)
+	}
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no next chunk within 50ms") {
+		t.Fatalf("err = %v, want an idle ErrTimeout", err)
+	}
+	if got := text.String(); got == "" || !strings.HasPrefix("one two three four", got) || len(got) == len("one two three four") || len(srv.Requests()) != 1 {
+		t.Errorf("got %q after %d requests, want the two pieces before the stall and no retry", text.String(), len(srv.Requests()))
+	}
+}
+
+func TestGatewayStreamSlowConsumerIsNotIdle(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Turn{Text: "one two three", Chunks: 3})
+	defer srv.Close()
+	m := openaiModel(t, srv, llm.WithRetries(0), llm.WithStallTimeouts(time.Hour, 250*time.Millisecond))
+	var text strings.Builder
+	for c, err := range m.Stream(context.Background(), hello) {
+		if err != nil {
+			t.Fatalf("a caller slower than the idle timeout: %v", err)
+		}
+		text.WriteString(c.Text)
+		time.Sleep(600 * time.Millisecond) // the caller's time is not the model's silence
+	}
+	if text.String() != "one two three" {
+		t.Errorf("text %q", text.String())
+	}
+}
+
+func TestGatewayTotalTimeout(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Turn{Text: "late", Delay: time.Hour}, llmtest.Turn{Text: "late", Delay: time.Hour})
+	defer srv.Close()
+	m := openaiModel(t, srv, llm.WithTotalTimeout(80*time.Millisecond))
+	_, err := m.Generate(context.Background(), hello)
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no complete answer within 80ms") {
+		t.Fatalf("Generate: err = %v, want the total deadline as ErrTimeout", err)
+	}
+	_, err = llm.Collect(m.Stream(context.Background(), hello))
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no complete answer within 80ms") {
+		t.Fatalf("Stream: err = %v, want the total deadline as ErrTimeout", err)
+	}
+}
+
+func TestModelWithLeavesTheOriginal(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Turn{Text: "slow", Delay: 100 * time.Millisecond}, llmtest.Turn{Text: "slow", Delay: 100 * time.Millisecond})
+	defer srv.Close()
+	base := openaiModel(t, srv, llm.WithRetries(0))
+	tight := base.With(llm.WithTotalTimeout(20 * time.Millisecond))
+	if _, err := tight.Generate(context.Background(), hello); !errors.Is(err, llm.ErrTimeout) {
+		t.Fatalf("the copy's own timeout: err = %v, want ErrTimeout", err)
+	}
+	if resp, err := base.Generate(context.Background(), hello); err != nil || resp.Text() != "slow" {
+		t.Fatalf("the original: %v %+v", err, resp)
+	}
+}

@@ -510,6 +510,11 @@ func (e *events) content() bool {
 		e.fail()
 		return false
 	}
+	if e.t.StallAfter > 0 && e.sent >= e.t.StallAfter {
+		e.failed = true
+		e.s.wait(e.ctx, 24*time.Hour)
+		return false
+	}
 	e.sent++
 	return true
 }

@@ -66,6 +66,10 @@ type Turn struct {
 	// ChunkDelay waits between the events of a stream, with the same early
 	// end as Delay.
 	ChunkDelay time.Duration
+	// StallAfter, when above 0, hangs a stream after that many content
+	// chunks: the connection stays open and nothing more is sent until the
+	// client goes away or the server closes (a model stuck mid-answer).
+	StallAfter int
 
 	// Raw, when set, is sent verbatim as the response body (for example a
 	// recorded SSE stream from testdata), with status 200 and content type
