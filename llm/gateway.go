@@ -338,8 +338,10 @@ func (m *Model) classify(parent, attempt context.Context, err error) error {
 	}
 	var te *timeoutError
 	if attempt.Err() != nil && errors.As(context.Cause(attempt), &te) {
-		// The stream's watchdog ended the attempt.
-		return &Error{Kind: ErrTimeout, Message: te.Error(), Err: err, StatusCode: -1}
+		// The stream's watchdog ended the attempt. The driver's error only
+		// says that its context was cancelled: it is not kept, so that the
+		// timeout never reads as the caller's cancellation.
+		return &Error{Kind: ErrTimeout, Message: te.Error(), StatusCode: -1}
 	}
 	if attempt.Err() != nil && errors.Is(attempt.Err(), context.DeadlineExceeded) {
 		return &Error{Kind: ErrTimeout, Message: fmt.Sprintf("no answer within %v", m.timeout), Err: err, StatusCode: -1}

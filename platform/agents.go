@@ -135,6 +135,12 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 		return invalid("field \"max_tool_rounds\": want 0 to 50")
 	case a.MaxDelegateDepth < 0 || a.MaxDelegateDepth > 10:
 		return invalid("field \"max_delegate_depth\": want 0 to 10")
+	case a.Timeouts.FirstTokenMS < 100 || a.Timeouts.FirstTokenMS > 600_000:
+		return invalid("field \"timeouts.first_token_ms\": want 100 to 600000 (10 minutes)")
+	case a.Timeouts.IdleMS < 100 || a.Timeouts.IdleMS > 600_000:
+		return invalid("field \"timeouts.idle_ms\": want 100 to 600000 (10 minutes)")
+	case a.Timeouts.TurnMS < 100 || a.Timeouts.TurnMS > 3_600_000:
+		return invalid("field \"timeouts.turn_ms\": want 100 to 3600000 (an hour)")
 	}
 	if a.Model != "" {
 		if e := checkModelSpec("model", a.Model); e != nil {

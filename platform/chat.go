@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -286,6 +287,13 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 		defer release()
 	}
 
+	// The agent's turn deadline: a hung model or tool ends the turn as a
+	// model_error, with what was said so far kept.
+	tt := agent.Timeouts
+	tt.Defaults()
+	ctx, cancelTurn := context.WithTimeoutCause(ctx, time.Duration(tt.TurnMS)*time.Millisecond, &turnTimeoutError{time.Duration(tt.TurnMS) * time.Millisecond})
+	defer cancelTurn()
+
 	if agent.Remote != nil {
 		return s.runRemoteTurn(ctx, in, start)
 	}
@@ -464,7 +472,11 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 // classifyTurnError maps a failed pipeline to the API's error.
 func (s *Server) classifyTurnError(ctx context.Context, err error, model string) (string, *apiError, bool) {
 	var roundsErr *ai.ToolRoundsError
+	var turnTimeout *turnTimeoutError
 	switch {
+	case errors.As(context.Cause(ctx), &turnTimeout):
+		s.metrics.modelErrors.WithLabelValues(model).Inc()
+		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "timeout: %v", turnTimeout), true
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		cause := context.Cause(ctx)
 		if errors.Is(cause, errShuttingDown) {
@@ -498,6 +510,13 @@ func (s *Server) recordUsage(model string, u llm.Usage) {
 	if u.CompletionTokens > 0 {
 		s.metrics.tokens.WithLabelValues("completion", model).Add(float64(u.CompletionTokens))
 	}
+}
+
+// turnTimeoutError ends a turn that overran its agent's timeouts.turn_ms.
+type turnTimeoutError struct{ d time.Duration }
+
+func (e *turnTimeoutError) Error() string {
+	return fmt.Sprintf("the turn did not finish within %v (the agent's timeouts.turn_ms)", e.d)
 }
 
 // Errors that say why a turn's context ended.

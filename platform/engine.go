@@ -99,11 +99,19 @@ func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.To
 			specs = append(specs, t.Spec())
 		}
 	}
-	eng, err := ai.NewEngine(model, opts...)
+	eng, err := ai.NewEngine(agentModel(agent, model), opts...)
 	if err != nil {
 		return nil, errorf(http.StatusInternalServerError, CodeInternal, "agent %q: %v", agent.Name, err)
 	}
 	return &agentEngine{eng: eng, specs: specs}, nil
+}
+
+// agentModel is model with the agent's stall timeouts. (Its turn deadline
+// bounds the turn's context; see runTurn.)
+func agentModel(a meta.Agent, model *llm.Model) *llm.Model {
+	t := a.Timeouts
+	t.Defaults()
+	return model.With(llm.WithStallTimeouts(time.Duration(t.FirstTokenMS)*time.Millisecond, time.Duration(t.IdleMS)*time.Millisecond))
 }
 
 func agentParams(a meta.Agent) ai.Params {

@@ -50,6 +50,19 @@ type Remote struct {
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 }
 
+// Timeouts bound an agent's turns, in milliseconds. Zero means the
+// default (see [Agent.Defaults]).
+type Timeouts struct {
+	// FirstTokenMS bounds the wait for a streamed model answer's first
+	// token.
+	FirstTokenMS int `json:"first_token_ms"`
+	// IdleMS bounds the silence between two chunks of a streamed answer.
+	IdleMS int `json:"idle_ms"`
+	// TurnMS bounds a whole turn: every model call, tool call and
+	// delegation in it.
+	TurnMS int `json:"turn_ms"`
+}
+
 // Agent is an agent as data. See API.md for the meaning and defaults of each
 // field; [Agent.Defaults] applies them.
 type Agent struct {
@@ -69,6 +82,7 @@ type Agent struct {
 	MaxToolRounds       int       `json:"max_tool_rounds"`
 	MaxDelegateDepth    int       `json:"max_delegate_depth"`
 	Enabled             bool      `json:"enabled"`
+	Timeouts            Timeouts  `json:"timeouts"`
 	Remote              *Remote   `json:"remote,omitempty"`
 	CreatedAt           time.Time `json:"created_at"`
 	UpdatedAt           time.Time `json:"updated_at"`
@@ -82,6 +96,9 @@ const (
 	DefaultRetrievalMode    = "hybrid"
 	DefaultMaxToolRounds    = 5
 	DefaultMaxDelegateDepth = 3
+	DefaultFirstTokenMS     = 60_000
+	DefaultIdleMS           = 30_000
+	DefaultTurnMS           = 300_000
 )
 
 // Defaults fills the zero fields of a new agent with API.md's defaults.
@@ -105,6 +122,7 @@ func (a *Agent) Defaults() {
 	if a.MaxDelegateDepth == 0 {
 		a.MaxDelegateDepth = DefaultMaxDelegateDepth
 	}
+	a.Timeouts.Defaults()
 	if a.KnowledgeBaseIDs == nil {
 		a.KnowledgeBaseIDs = []string{}
 	}
@@ -113,6 +131,21 @@ func (a *Agent) Defaults() {
 	}
 	if a.DelegateAgentIDs == nil {
 		a.DelegateAgentIDs = []string{}
+	}
+}
+
+// Defaults fills the zero timeouts with the defaults: 60 s to the first
+// token, 30 s between chunks, 5 minutes per turn. Agents stored before
+// timeouts existed get them when read.
+func (t *Timeouts) Defaults() {
+	if t.FirstTokenMS == 0 {
+		t.FirstTokenMS = DefaultFirstTokenMS
+	}
+	if t.IdleMS == 0 {
+		t.IdleMS = DefaultIdleMS
+	}
+	if t.TurnMS == 0 {
+		t.TurnMS = DefaultTurnMS
 	}
 }
 

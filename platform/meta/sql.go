@@ -488,6 +488,7 @@ func scanAgent(tenant string, sc interface{ Scan(...any) error }) (Agent, error)
 	if err := json.Unmarshal([]byte(cfg), &a); err != nil {
 		return Agent{}, fmt.Errorf("decode agent: %w", err)
 	}
+	a.Timeouts.Defaults() // stored before timeouts existed
 	a.TenantID = tenant
 	return a, nil
 }
