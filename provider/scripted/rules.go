@@ -387,11 +387,12 @@ func HelpfulEcho() Rule {
 	}}
 }
 
-// Demo returns the offline demo model: it summarises tool results once they
-// arrive, calls a tool the user names, quotes retrieved context, and
-// otherwise echoes helpfully. Options add to or adjust it; rules given here
+// Demo returns the offline demo model: it answers requests for structured
+// output with a value of the requested shape ([AnswerSchema]), summarises
+// tool results once they arrive, calls a tool the user names, quotes
+// retrieved context, and otherwise echoes helpfully. Options add to or adjust it; rules given here
 // are tried before the demo's own.
 func Demo(opts ...Option) *Model {
 	all := append([]Option{WithName("scripted/demo")}, opts...)
-	return New(append(all, SummarizeToolResults(), CallNamedTool(), QuoteContext(), HelpfulEcho())...)
+	return New(append(all, AnswerSchema(), SummarizeToolResults(), CallNamedTool(), QuoteContext(), HelpfulEcho())...)
 }

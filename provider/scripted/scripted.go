@@ -9,8 +9,10 @@
 // configuration:
 //
 //   - scripted/echo answers with the last user message, verbatim;
-//   - scripted/demo (the default) calls a tool the user names, quotes
-//     retrieved context, summarises tool results, and otherwise echoes;
+//   - scripted/demo (the default) answers structured-output requests with
+//     a value of the JSON Schema it is sent, calls a tool the user names,
+//     quotes retrieved context, summarises tool results, and otherwise
+//     echoes;
 //   - scripted/embed is the echo model, named for use as an embedder.
 //
 // Every model also computes embeddings: feature-hashed bags of words,
