@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
+	"github.com/weftlabs/weft/rag/loader"
 )
 
 // Ingestion in the platform: uploads of documents into knowledge bases,
@@ -19,38 +22,310 @@ import (
 // MaxUploadBytes bounds an uploaded document (32 MiB).
 const MaxUploadBytes = 32 << 20
 
-// ingest loads a document into a knowledge base in the background, keeping
-// its status current. The upload's bytes are already in memory.
-func (k *knowledge) ingest(h *kbHandle, doc meta.Document, data []byte) {
-	k.wg.Add(1)
+// IngestOptions bound the ingestion of uploaded documents (Config.Ingestion).
+// Zero fields take the defaults.
+type IngestOptions struct {
+	// Workers bounds the documents this server ingests at once (default 4).
+	Workers int
+	// PerTenant bounds the documents of one tenant ingested at once
+	// (default 2). Uploads over either bound wait in a queue (their bytes in
+	// the metadata store, not in memory); none is refused.
+	PerTenant int
+	// Loader configures the document loader, its limits above all (see
+	// package rag/loader for them and their defaults).
+	Loader []loader.Option
+	// Lease is how long a claim on an upload lasts unless renewed (default
+	// 30 s): a replica takes over the uploads of a dead one once their
+	// claims have expired. A server on the embedded store takes over its own
+	// dead claims at start.
+	Lease time.Duration
+}
+
+// Crash-safe ingestion. An upload is stored in the metadata database, with
+// its document record, before the 202; a worker claims it, ingests it and
+// deletes it in the transaction that marks the document ready or failed.
+// So the stored bytes are bounded by the documents not yet ingested. At
+// start, and every Lease/3 after, a server lists the uploads nobody holds a
+// live claim on and queues them: a crash leaves nothing stuck. Documents
+// queued or indexing without a stored upload (from a version that kept
+// uploads in memory) are failed at start with a reason.
+
+// uploadStore is what ingestion needs of the metadata store (meta.SQL).
+type uploadStore interface {
+	PutUpload(ctx context.Context, d meta.Document, uploadID string, data []byte) error
+	ClaimUpload(ctx context.Context, tenant, kb, id, uploadID, owner string, now, until time.Time) ([]byte, bool, error)
+	RenewUpload(ctx context.Context, tenant, kb, id, uploadID, owner string, until time.Time) (bool, error)
+	ReleaseUpload(ctx context.Context, tenant, kb, id, uploadID, owner string) error
+	FinishUpload(ctx context.Context, d meta.Document, uploadID string) (bool, error)
+	PendingUploads(ctx context.Context, now time.Time, limit int) ([]meta.Upload, error)
+	FailOrphanDocuments(ctx context.Context, reason string, now time.Time) (int, error)
+	ResetClaims(ctx context.Context) error
+	Embedded() bool
+}
+
+// orphanReason is the error of documents whose upload was not stored.
+const orphanReason = "the server stopped before this upload was stored; upload the document again"
+
+// ingestion runs the ingestion of stored uploads, a bounded number at a
+// time, per tenant and in all.
+type ingestion struct {
+	k      *knowledge
+	store  uploadStore
+	opts   IngestOptions
+	loader *loader.Loader
+	owner  string // this server's name in claims
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	global chan struct{}
+
+	mu      sync.Mutex
+	tenants map[string]*tenantSlots
+	queued  map[string]bool // uploads queued or running here, by key
+	closed  bool
+}
+
+type tenantSlots struct {
+	slots chan struct{}
+	users int
+}
+
+func newIngestion(k *knowledge, store uploadStore, opts IngestOptions) *ingestion {
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.PerTenant <= 0 {
+		opts.PerTenant = 2
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &ingestion{
+		k: k, store: store, opts: opts, loader: loader.New(opts.Loader...), owner: meta.NewID("ing"),
+		ctx: ctx, cancel: cancel, global: make(chan struct{}, opts.Workers),
+		tenants: map[string]*tenantSlots{}, queued: map[string]bool{},
+	}
+}
+
+// start resumes what earlier runs left and rescans for uploads whose
+// claims expired (a dead replica's) until close.
+func (q *ingestion) start() {
+	q.wg.Add(1)
 	go func() {
-		defer k.wg.Done()
-		k.work <- struct{}{}
-		defer func() { <-k.work }()
-		ctx := context.Background()
-		update := func(status, errText string, chunks int) {
-			doc.Status, doc.Error, doc.Chunks, doc.UpdatedAt = status, errText, chunks, time.Now().UTC()
-			if err := k.store.PutDocument(ctx, doc); err != nil {
-				k.s.log.Warn("document status not stored", "document", doc.ID, "err", err)
+		defer q.wg.Done()
+		if q.store.Embedded() {
+			if err := q.store.ResetClaims(q.ctx); err != nil {
+				q.k.s.log.Warn("upload claims not reset", "err", err)
 			}
 		}
-		update(meta.DocIndexing, "", 0)
-		in := rag.ReaderInput(doc.Name, bytes.NewReader(data))
-		in.ID = doc.ID
-		results, err := h.ingester.Ingest(ctx, in)
-		// Other replicas rebuild their indexes of this knowledge base.
-		defer k.s.bus.publishRemote(ctx, "kb", doc.TenantID, doc.KBID)
-		switch {
-		case err != nil:
-			update(meta.DocFailed, err.Error(), 0)
-		case len(results) != 1:
-			update(meta.DocFailed, "ingestion returned no result", 0)
-		case results[0].Err != nil:
-			update(meta.DocFailed, results[0].Err.Error(), 0)
-		default:
-			update(meta.DocReady, "", results[0].Chunks)
+		if n, err := q.store.FailOrphanDocuments(q.ctx, orphanReason, time.Now().UTC()); err != nil {
+			q.k.s.log.Warn("documents without an upload not failed", "err", err)
+		} else if n > 0 {
+			q.k.s.log.Warn("documents failed: their upload was not stored", "documents", n)
+		}
+		tick := time.NewTicker(q.opts.Lease / 3)
+		defer tick.Stop()
+		for {
+			q.rescan()
+			select {
+			case <-q.ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 	}()
+}
+
+// rescan queues the uploads nobody holds a live claim on.
+func (q *ingestion) rescan() {
+	pending, err := q.store.PendingUploads(q.ctx, time.Now().UTC(), 1000)
+	if err != nil {
+		if q.ctx.Err() == nil {
+			q.k.s.log.Warn("pending uploads not listed", "err", err)
+		}
+		return
+	}
+	for _, u := range pending {
+		q.enqueue(u)
+	}
+}
+
+// close stops the workers and waits for them; an ingestion cut short
+// gives up its claim, to be resumed at the next start (or by a replica).
+func (q *ingestion) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cancel()
+	q.wg.Wait()
+}
+
+// store stores an upload and queues it; the document is answered queued.
+func (q *ingestion) put(ctx context.Context, doc meta.Document, data []byte) error {
+	u := meta.Upload{Document: doc, ID: meta.NewID("upl")}
+	if err := q.store.PutUpload(ctx, doc, u.ID, data); err != nil {
+		return err
+	}
+	q.enqueue(u)
+	return nil
+}
+
+// enqueue runs an upload's ingestion in the background once a slot of
+// its tenant and a worker are free. Only the record waits, not the bytes.
+func (q *ingestion) enqueue(u meta.Upload) {
+	d := u.Document
+	key := d.TenantID + "\x00" + d.KBID + "\x00" + d.ID + "\x00" + u.ID
+	q.mu.Lock()
+	if q.closed || q.queued[key] {
+		q.mu.Unlock()
+		return
+	}
+	q.queued[key] = true
+	q.wg.Add(1)
+	q.mu.Unlock()
+	go func() {
+		defer q.wg.Done()
+		defer func() {
+			q.mu.Lock()
+			delete(q.queued, key)
+			q.mu.Unlock()
+		}()
+		release, ok := q.acquire(d.TenantID)
+		if !ok {
+			return
+		}
+		defer release()
+		q.run(u)
+	}()
+}
+
+// acquire takes a slot of tenant, then a worker; false when the server
+// closes first.
+func (q *ingestion) acquire(tenant string) (func(), bool) {
+	q.mu.Lock()
+	ts := q.tenants[tenant]
+	if ts == nil {
+		ts = &tenantSlots{slots: make(chan struct{}, q.opts.PerTenant)}
+		q.tenants[tenant] = ts
+	}
+	ts.users++
+	q.mu.Unlock()
+	unref := func() {
+		q.mu.Lock()
+		if ts.users--; ts.users == 0 {
+			delete(q.tenants, tenant)
+		}
+		q.mu.Unlock()
+	}
+	select {
+	case ts.slots <- struct{}{}:
+	case <-q.ctx.Done():
+		unref()
+		return nil, false
+	}
+	select {
+	case q.global <- struct{}{}:
+	case <-q.ctx.Done():
+		<-ts.slots
+		unref()
+		return nil, false
+	}
+	return func() { <-q.global; <-ts.slots; unref() }, true
+}
+
+// run claims an upload and ingests it, renewing the claim while it works.
+func (q *ingestion) run(u meta.Upload) {
+	d := u.Document
+	log := q.k.s.log.With("document", d.ID, "knowledge_base", d.KBID)
+	now := time.Now().UTC()
+	data, ok, err := q.store.ClaimUpload(q.ctx, d.TenantID, d.KBID, d.ID, u.ID, q.owner, now, now.Add(q.opts.Lease))
+	if err != nil {
+		if q.ctx.Err() == nil {
+			log.Warn("upload not claimed; will retry", "err", err)
+		}
+		return
+	}
+	if !ok {
+		return // another worker has it, or it was superseded or deleted
+	}
+	ctx, cancel := context.WithCancelCause(q.ctx)
+	defer cancel(nil)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		tick := time.NewTicker(q.opts.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			ok, err := q.store.RenewUpload(ctx, d.TenantID, d.KBID, d.ID, u.ID, q.owner, time.Now().UTC().Add(q.opts.Lease))
+			if err == nil && !ok {
+				cancel(errClaimLost)
+				return
+			}
+		}
+	}()
+	defer func() { <-renewed }()
+	defer cancel(nil) // stops the renewal before waiting for it
+
+	status, errText, chunks := q.ingest(ctx, d, data)
+	data = nil
+	if ctx.Err() != nil {
+		// Cut short by Close or a lost claim: not a verdict on the
+		// document. Whoever resumes it starts over.
+		if context.Cause(ctx) != errClaimLost {
+			rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer rcancel()
+			if err := q.store.ReleaseUpload(rctx, d.TenantID, d.KBID, d.ID, u.ID, q.owner); err != nil {
+				log.Warn("upload claim not released", "err", err)
+			}
+		}
+		return
+	}
+	d.Status, d.Error, d.Chunks, d.UpdatedAt = status, errText, chunks, time.Now().UTC()
+	if done, err := q.store.FinishUpload(ctx, d, u.ID); err != nil {
+		log.Warn("document status not stored; will retry", "err", err)
+		return
+	} else if !done {
+		log.Info("ingestion superseded by a newer upload or a deletion")
+	}
+	// Other replicas rebuild their indexes of this knowledge base.
+	q.k.s.bus.publishRemote(ctx, "kb", d.TenantID, d.KBID)
+}
+
+var errClaimLost = errors.New("upload claim lost")
+
+// ingest loads and indexes one upload; it returns the document's final
+// status, error and chunk count.
+func (q *ingestion) ingest(ctx context.Context, d meta.Document, data []byte) (string, string, int) {
+	kb, err := q.k.store.KB(ctx, d.TenantID, d.KBID)
+	if err != nil {
+		return meta.DocFailed, fmt.Sprintf("knowledge base: %v", err), 0
+	}
+	h, err := q.k.open(ctx, kb)
+	if err != nil {
+		return meta.DocFailed, err.Error(), 0
+	}
+	doc, err := q.loader.Load(ctx, d.Name, bytes.NewReader(data))
+	if err != nil {
+		return meta.DocFailed, err.Error(), 0
+	}
+	doc.ID = d.ID
+	results, err := h.ingester.Ingest(ctx, rag.DocumentInput(doc))
+	switch {
+	case err != nil:
+		return meta.DocFailed, err.Error(), 0
+	case len(results) != 1:
+		return meta.DocFailed, "ingestion returned no result", 0
+	case results[0].Err != nil:
+		return meta.DocFailed, results[0].Err.Error(), 0
+	}
+	return meta.DocReady, "", results[0].Chunks
 }
 
 // upload: POST /v1/knowledge-bases/{id}/documents, multipart (file) or
@@ -66,8 +341,9 @@ func (k *knowledge) upload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	h, err := k.open(r.Context(), kb)
-	if err != nil {
+	// Opening the knowledge base first answers 503 at once when its
+	// embedding model is unavailable.
+	if _, err := k.open(r.Context(), kb); err != nil {
 		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
 		return
 	}
@@ -76,11 +352,10 @@ func (k *knowledge) upload(w http.ResponseWriter, r *http.Request) {
 	if prev, err := k.store.Document(r.Context(), kb.TenantID, kb.ID, doc.ID); err == nil {
 		doc.CreatedAt = prev.CreatedAt
 	}
-	if err := k.store.PutDocument(r.Context(), doc); err != nil {
+	if err := k.uploads.put(r.Context(), doc, data); err != nil {
 		writeError(w, asAPIError(err))
 		return
 	}
-	k.ingest(h, doc, data)
 	writeJSON(w, http.StatusAccepted, doc)
 }
 

@@ -34,13 +34,13 @@ type kbStore interface {
 	ListDocuments(ctx context.Context, tenant, kb string) ([]meta.Document, error)
 	DeleteDocumentRecord(ctx context.Context, tenant, kb, id string) error
 	Chunks(tenant, kb string) *meta.Chunks
+	uploadStore
 }
 
 type knowledge struct {
-	s     *Server
-	store kbStore
-	work  chan struct{} // bounds concurrent ingestions
-	wg    sync.WaitGroup
+	s       *Server
+	store   kbStore
+	uploads *ingestion
 
 	mu  sync.Mutex
 	kbs map[string]*kbHandle
@@ -55,7 +55,10 @@ type kbHandle struct {
 }
 
 func newKnowledge(s *Server, store kbStore) *knowledge {
-	return &knowledge{s: s, store: store, work: make(chan struct{}, 4), kbs: map[string]*kbHandle{}}
+	k := &knowledge{s: s, store: store, kbs: map[string]*kbHandle{}}
+	k.uploads = newIngestion(k, store, s.cfg.Ingestion)
+	k.uploads.start()
+	return k
 }
 
 // open returns the handle of a knowledge base, building its indexes from

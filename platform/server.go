@@ -60,6 +60,9 @@ type Config struct {
 	PingInterval time.Duration
 	// LockWait bounds how long a turn waits for its session (default 30 s).
 	LockWait time.Duration
+	// Ingestion bounds document ingestion: workers, per-tenant concurrency
+	// and the loader's limits.
+	Ingestion IngestOptions
 }
 
 // Server is the agent platform's HTTP API (see API.md). It is an
@@ -172,6 +175,9 @@ func New(cfg Config) (*Server, error) {
 // and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
 	s.bus.close()
+	if k, ok := s.knowledge.(*knowledge); ok {
+		k.uploads.close()
+	}
 	if s.tools != nil {
 		s.tools.close()
 	}

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -102,7 +103,7 @@ func (s *SQL) ListKBs(ctx context.Context, tenant string) ([]KnowledgeBase, erro
 	return out, wrap("list knowledge bases", rows.Err())
 }
 
-// DeleteKB removes a knowledge base with its documents and chunks.
+// DeleteKB removes a knowledge base with its documents, uploads and chunks.
 func (s *SQL) DeleteKB(ctx context.Context, tenant, id string) error {
 	if err := s.deleteOne(ctx, "delete knowledge base "+id, `DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?`, tenant, id); err != nil {
 		return err
@@ -110,18 +111,27 @@ func (s *SQL) DeleteKB(ctx context.Context, tenant, id string) error {
 	if _, err := s.exec(ctx, `DELETE FROM documents WHERE tenant_id = ? AND kb_id = ?`, tenant, id); err != nil {
 		return wrap("delete knowledge base documents", err)
 	}
+	if _, err := s.exec(ctx, `DELETE FROM document_uploads WHERE tenant_id = ? AND kb_id = ?`, tenant, id); err != nil {
+		return wrap("delete knowledge base uploads", err)
+	}
 	_, err := s.exec(ctx, `DELETE FROM kb_chunks WHERE tenant_id = ? AND kb_id = ?`, tenant, id)
 	return wrap("delete knowledge base chunks", err)
 }
 
 // PutDocument creates or updates a document's record.
 func (s *SQL) PutDocument(ctx context.Context, d Document) error {
-	_, err := s.exec(ctx, `INSERT INTO documents (tenant_id, kb_id, id, name, status, error, chunks, bytes, created_at, updated_at)
+	return wrap("put document "+d.ID, putDocument(ctx, s.db, s.d, d))
+}
+
+func putDocument(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, dl dialect, d Document) error {
+	_, err := db.ExecContext(ctx, dl.rebind(`INSERT INTO documents (tenant_id, kb_id, id, name, status, error, chunks, bytes, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant_id, kb_id, id) DO UPDATE SET name = excluded.name, status = excluded.status, error = excluded.error,
-		chunks = excluded.chunks, bytes = excluded.bytes, updated_at = excluded.updated_at`,
+		chunks = excluded.chunks, bytes = excluded.bytes, updated_at = excluded.updated_at`),
 		d.TenantID, d.KBID, d.ID, d.Name, d.Status, d.Error, d.Chunks, d.Bytes, micros(d.CreatedAt), micros(d.UpdatedAt))
-	return wrap("put document "+d.ID, err)
+	return err
 }
 
 const docColumns = `id, kb_id, name, status, error, chunks, bytes, created_at, updated_at`
@@ -158,8 +168,11 @@ func (s *SQL) ListDocuments(ctx context.Context, tenant, kb string) ([]Document,
 	return out, wrap("list documents", rows.Err())
 }
 
-// DeleteDocumentRecord removes a document's record.
+// DeleteDocumentRecord removes a document's record and its stored upload.
 func (s *SQL) DeleteDocumentRecord(ctx context.Context, tenant, kb, id string) error {
+	if _, err := s.exec(ctx, `DELETE FROM document_uploads WHERE tenant_id = ? AND kb_id = ? AND id = ?`, tenant, kb, id); err != nil {
+		return wrap("delete document upload "+id, err)
+	}
 	return s.deleteOne(ctx, "delete document "+id, `DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?`, tenant, kb, id)
 }
 

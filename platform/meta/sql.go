@@ -207,6 +207,20 @@ var migrations = []string{
 		PRIMARY KEY (tenant_id, id),
 		UNIQUE (tenant_id, name)
 	);`,
+	// Uploads awaiting ingestion, kept until their document is ready or
+	// failed, so that ingestion survives a crash; the claim columns let one
+	// replica at a time work on an upload.
+	`CREATE TABLE document_uploads (
+		tenant_id TEXT NOT NULL,
+		kb_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		upload_id TEXT NOT NULL,
+		data {blob} NOT NULL,
+		claimed_by TEXT NOT NULL,
+		claimed_until {int64} NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, kb_id, id)
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

@@ -1,0 +1,169 @@
+package platform
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/rag"
+)
+
+// serverOn starts a server (no HTTP listener) on store, closed at cleanup.
+func serverOn(t *testing.T, store meta.Store, opts ...envOption) *Server {
+	t.Helper()
+	model := scripted.New(scripted.Echo())
+	cfg := Config{
+		Meta: store, Sessions: memory.NewInMemory(), RateLimit: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OpenModel: func(spec string) (*llm.Model, error) {
+			return llm.New(model, llm.WithName(spec), llm.WithRetries(0)), nil
+		},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// waitStored polls a document in the store until it leaves queued and
+// indexing (bounded: a document stuck fails the test).
+func waitStored(t *testing.T, store *meta.SQL, tenant, kb, id string) meta.Document {
+	t.Helper()
+	for range 1500 {
+		d, err := store.Document(context.Background(), tenant, kb, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status == meta.DocReady || d.Status == meta.DocFailed {
+			return d
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("document %s stuck", id)
+	return meta.Document{}
+}
+
+// crashedUpload leaves a store as a server killed mid-ingestion does: the
+// document indexing, its upload stored and claimed by the dead server
+// (until claimedUntil).
+func crashedUpload(t *testing.T, store *meta.SQL, claimedUntil time.Time) (meta.KnowledgeBase, meta.Document) {
+	t.Helper()
+	ctx := context.Background()
+	tenant, err := store.EnsureTenant(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb := meta.KnowledgeBase{ID: meta.NewID("kb"), TenantID: tenant.ID, Name: "handbook", ChunkSize: 64, ChunkOverlap: 8, CreatedAt: time.Now().UTC()}
+	if err := store.CreateKB(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	d := meta.Document{ID: "returns-md", TenantID: tenant.ID, KBID: kb.ID, Name: "returns.md", Status: meta.DocQueued, CreatedAt: now, UpdatedAt: now}
+	if err := store.PutUpload(ctx, d, "upl_dead", []byte("# Returns\n\nCustomers may return any product within 30 days.")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := store.ClaimUpload(ctx, d.TenantID, d.KBID, d.ID, "upl_dead", "ing_dead", claimedUntil.Add(-time.Hour), claimedUntil); !ok || err != nil {
+		t.Fatalf("claim = %v, %v", ok, err)
+	}
+	if got, _ := store.Document(ctx, d.TenantID, d.KBID, d.ID); got.Status != meta.DocIndexing {
+		t.Fatalf("status %s", got.Status)
+	}
+	return kb, d
+}
+
+// TestIngestionResumesAfterCrash: a server that died mid-ingestion left a
+// document indexing with its upload stored; the next server on the store
+// ingests it (the document becomes ready, the upload is deleted), and a
+// document left indexing without an upload fails with a reason instead of
+// staying stuck.
+func TestIngestionResumesAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	store, err := meta.OpenSQLite(ctx, filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	// The dead server's claim has not expired: on the embedded store a
+	// new server takes it over at once all the same.
+	kb, d := crashedUpload(t, store, time.Now().Add(time.Hour))
+	lost := meta.Document{ID: "lost-md", TenantID: d.TenantID, KBID: kb.ID, Name: "lost.md", Status: meta.DocIndexing, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+	if err := store.PutDocument(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+
+	serverOn(t, store)
+	if got := waitStored(t, store, d.TenantID, kb.ID, d.ID); got.Status != meta.DocReady || got.Chunks == 0 {
+		t.Fatalf("resumed document = %+v", got)
+	}
+	if got := waitStored(t, store, d.TenantID, kb.ID, lost.ID); got.Status != meta.DocFailed || got.Error != orphanReason {
+		t.Fatalf("document without an upload = %+v", got)
+	}
+	if p, err := store.PendingUploads(ctx, time.Now().Add(time.Hour), 10); err != nil || len(p) != 0 {
+		t.Fatalf("uploads left after ingestion: %+v, %v", p, err)
+	}
+	n := 0
+	store.Chunks(d.TenantID, kb.ID).All(ctx, func(rag.Chunk, []float32) error { n++; return nil })
+	if n == 0 {
+		t.Fatal("no chunks stored")
+	}
+}
+
+// TestIngestionTakesOverExpiredClaims is the replicated case (PostgreSQL):
+// another replica's claim is honoured while it lasts, and taken over once
+// it has expired.
+func TestIngestionTakesOverExpiredClaims(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_URL")
+	if dsn == "" {
+		t.Skip("WEFT_TEST_POSTGRES_URL not set")
+	}
+	store := openTestPostgres(t, dsn)
+	kb, d := crashedUpload(t, store, time.Now().Add(-time.Second))
+	serverOn(t, store, func(c *Config) { c.Ingestion.Lease = 300 * time.Millisecond })
+	if got := waitStored(t, store, d.TenantID, kb.ID, d.ID); got.Status != meta.DocReady || got.Chunks == 0 {
+		t.Fatalf("taken-over document = %+v", got)
+	}
+}
+
+// openTestPostgres opens the metadata store in a schema of its own on the
+// test PostgreSQL, dropped after the test.
+func openTestPostgres(t *testing.T, dsn string) *meta.SQL {
+	t.Helper()
+	ctx := context.Background()
+	schema := strings.ToLower(meta.NewID("platform_test"))
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		admin.Close()
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	pg, err := meta.OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	return pg
+}
