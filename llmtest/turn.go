@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"iter"
 	"net/http"
 	"strconv"
 	"time"
@@ -157,4 +158,34 @@ func StreamError(text string, failAfter int, message string) Turn {
 		FailAfter: failAfter,
 		Error:     &APIError{Message: message, Type: "server_error"},
 	}
+}
+
+// ContextTooLong returns a 400 turn with OpenAI's error for a request that
+// does not fit the model's context window.
+func ContextTooLong() Turn {
+	return Turn{
+		Status: http.StatusBadRequest,
+		Error: &APIError{
+			Message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages.",
+			Type:    "invalid_request_error",
+			Code:    "context_length_exceeded",
+		},
+	}
+}
+
+// TextPieces returns the pieces the turn's text is streamed in (Chunks
+// pieces, or one a word): what a fake of another wire sends as its
+// deltas.
+func (t Turn) TextPieces() iter.Seq[string] {
+	return func(yield func(string) bool) { split(t.Text, t.Chunks, yield) }
+}
+
+// ArgPieces returns the fragments a tool call's arguments are streamed in
+// (ArgChunks fragments, 3 when 0), after the one with its id and name.
+func (t Turn) ArgPieces(args string) iter.Seq[string] {
+	n := t.ArgChunks
+	if n <= 0 {
+		n = 3
+	}
+	return func(yield func(string) bool) { splitN(args, n, yield) }
 }
