@@ -6,7 +6,9 @@
 //   - memory-sqlite: a conversation memory per user, kept in SQLite;
 //   - rag-folder: questions answered from a folder of documents;
 //   - streaming: an answer printed to the terminal as it is produced;
-//   - serve-client: a Go client of `weft serve`.
+//   - serve-client: a Go client of `weft serve`;
+//   - forecast: a library function and its tests, the offline testing
+//     techniques of docs/testing.md.
 //
 // Every program runs offline on the scripted/demo model; set WEFT_MODEL
 // (for example openai/gpt-4o-mini, with OPENAI_API_KEY) to use a real one:
