@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tokens"
 	"github.com/weftlabs/weft/tool/toolname"
@@ -25,52 +26,6 @@ const sessionLease = 2 * time.Minute
 
 // MaxQueryBytes bounds a chat query (64 KiB); longer ones are a 400.
 const MaxQueryBytes = 64 << 10
-
-type chatRequest struct {
-	Query     string `json:"query"`
-	SessionID string `json:"session_id"`
-	Stream    bool   `json:"stream"`
-	User      string `json:"user"`
-}
-
-// ragFragment is one retrieved chunk as the API shows it.
-type ragFragment struct {
-	KnowledgeBaseID string  `json:"knowledge_base_id"`
-	DocumentID      string  `json:"document_id"`
-	DocumentName    string  `json:"document_name"`
-	ChunkID         string  `json:"chunk_id"`
-	Content         string  `json:"content"`
-	Score           float64 `json:"score"`
-}
-
-// toolCallView is a tool call of a turn, with its outcome.
-type toolCallOutcome struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	OK        bool            `json:"ok"`
-	Result    string          `json:"result"`
-	Error     string          `json:"error"`
-}
-
-type usageView struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// chatAnswer is the blocking answer, and the data of chat.completed.
-type chatAnswer struct {
-	SessionID    string            `json:"session_id"`
-	MessageID    string            `json:"message_id"`
-	Answer       string            `json:"answer"`
-	RagFragments []ragFragment     `json:"rag_fragments"`
-	ToolCalls    []toolCallOutcome `json:"tool_calls"`
-	Usage        usageView         `json:"usage"`
-	LatencyMS    int64             `json:"latency_ms"`
-	// Model is the model that answered.
-	Model string `json:"model,omitempty"`
-}
 
 // sink receives a streamed turn's events. A non-nil error (the client went
 // away) stops the turn.
@@ -102,7 +57,7 @@ type turnError struct {
 
 // chat: POST /v1/agents/{id}/chat.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
+	var req api.ChatRequest
 	if e := decodeJSON(w, r, &req); e != nil {
 		writeError(w, e)
 		return
@@ -126,7 +81,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // serveTurn runs a turn for an HTTP request, with idempotency, and answers
 // it blocking or streaming.
-func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, req chatRequest) {
+func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, req api.ChatRequest) {
 	p := principalFrom(r.Context())
 	if !agent.Enabled {
 		writeError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
@@ -210,7 +165,7 @@ func (s *Server) replay(w http.ResponseWriter, stream bool, prev meta.Idempotent
 		return
 	}
 	sw := newSSEWriter(w, s.frameDeadline())
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	json.Unmarshal(prev.Body, &ans)
 	sw.event("chat.created", map[string]any{"type": "chat.created", "session_id": ans.SessionID, "message_id": ans.MessageID})
 	sw.event("chat.completed", completedEvent(prev.Body))
@@ -256,7 +211,7 @@ func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent
 // the token window over everything that will be sent → store the user
 // message → the ai pipeline (model and tool loop, streaming through sink) →
 // store the answer (partial when the turn failed) → the answer.
-func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnError) {
+func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *turnError) {
 	start := time.Now()
 	outcome := "ok"
 	defer func() {
@@ -339,9 +294,9 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 
-	ans := &chatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []toolCallOutcome{}, Model: model.Name()}
+	ans := &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []api.ToolCallOutcome{}, Model: model.Name()}
 	if ans.RagFragments == nil {
-		ans.RagFragments = []ragFragment{}
+		ans.RagFragments = []api.RagFragment{}
 	}
 	var text strings.Builder
 	var usage llm.Usage
@@ -431,7 +386,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 	ans.Answer = out.Text
 	for _, x := range out.ToolExecutions {
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
-		tc := toolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
+		tc := api.ToolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
 		if x.IsError {
 			tc.Error = x.Content
 		} else {
@@ -439,14 +394,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*chatAnswer, *turnE
 		}
 		ans.ToolCalls = append(ans.ToolCalls, tc)
 	}
-	ans.Usage = usageView{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
+	ans.Usage = api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
 	ans.LatencyMS = time.Since(start).Milliseconds()
 	return ans, nil
 }
 
 // runRemoteTurn serves a turn of an agent that lives on another Weft
 // server: the question and answer are kept in the local session too.
-func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*chatAnswer, *turnError) {
+func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
 	key := sessionKey(in.session)
 	counter := tokens.Estimator{}
 	userMsg := llm.UserMessage(in.query)
@@ -465,8 +420,8 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 		in.sink("message.delta", map[string]any{"type": "message.delta", "text": answer})
 	}
 	s.touch(context.WithoutCancel(ctx), in.session)
-	return &chatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: answer, RagFragments: []ragFragment{},
-		ToolCalls: []toolCallOutcome{}, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
+	return &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: answer, RagFragments: []api.RagFragment{},
+		ToolCalls: []api.ToolCallOutcome{}, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
 }
 
 // classifyTurnError maps a failed pipeline to the API's error.

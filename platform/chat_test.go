@@ -12,13 +12,14 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
 func TestChatBlocking(t *testing.T) {
 	e := newEnv(t, scripted.New(scripted.Reply("Paris is the capital of France.")))
 	a := e.createAgent(e.admin, map[string]any{"name": "geo", "system_prompt": "You answer geography questions."})
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "Capital of France?"}, &ans)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("chat: %d %s", resp.StatusCode, body(resp))
@@ -32,7 +33,7 @@ func TestChatBlocking(t *testing.T) {
 	}
 
 	// The session continues: history goes to the model, messages are listed in order.
-	var ans2 chatAnswer
+	var ans2 api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "And of Italy?", "session_id": ans.SessionID}, &ans2)
 	if ans2.SessionID != ans.SessionID {
 		t.Fatalf("second turn in session %s, want %s", ans2.SessionID, ans.SessionID)
@@ -41,12 +42,12 @@ func TestChatBlocking(t *testing.T) {
 	if len(last) != 4 || last[1].Text() != "Capital of France?" || last[3].Text() != "And of Italy?" {
 		t.Fatalf("second request messages = %+v", last)
 	}
-	var msgs []messageView
+	var msgs []api.Message
 	e.do(e.admin, "GET", "/v1/sessions/"+ans.SessionID+"/messages", nil, &msgs)
 	if len(msgs) != 4 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || msgs[1].ID != ans.MessageID || msgs[3].ID != ans2.MessageID {
 		t.Fatalf("messages = %+v", msgs)
 	}
-	var sessions []sessionView
+	var sessions []api.Session
 	e.do(e.admin, "GET", "/v1/sessions?agent_id="+a.ID, nil, &sessions)
 	if len(sessions) != 1 || sessions[0].MessageCount != 4 || sessions[0].AgentID != a.ID {
 		t.Fatalf("sessions = %+v", sessions)
@@ -103,7 +104,7 @@ func TestChatContextTooLong(t *testing.T) {
 func TestChatWindowKeepsNewestTurns(t *testing.T) {
 	e := newEnv(t, scripted.New(scripted.Reply(strings.Repeat("answer ", 40))))
 	a := e.createAgent(e.admin, map[string]any{"name": "w", "context_window_tokens": 400, "reserve_tokens": 50})
-	var first chatAnswer
+	var first api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "turn 0"}, &first)
 	for i := 1; i < 8; i++ {
 		e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "turn " + string(rune('0'+i)), "session_id": first.SessionID}, nil)
@@ -120,7 +121,7 @@ func TestChatWindowKeepsNewestTurns(t *testing.T) {
 		t.Fatalf("window starts with %s", last[0].Role)
 	}
 	// Everything is still stored.
-	var msgs []messageView
+	var msgs []api.Message
 	e.do(e.admin, "GET", "/v1/sessions/"+first.SessionID+"/messages", nil, &msgs)
 	if len(msgs) != 16 {
 		t.Fatalf("%d messages stored, want 16", len(msgs))
@@ -136,7 +137,7 @@ func TestChatModelErrorKeepsUserMessage(t *testing.T) {
 	if !strings.Contains(eb.Error.Message, "upstream down") {
 		t.Fatalf("message %q", eb.Error.Message)
 	}
-	var msgs []messageView
+	var msgs []api.Message
 	e.do(e.admin, "GET", "/v1/sessions/"+ss.ID+"/messages", nil, &msgs)
 	if len(msgs) != 1 || msgs[0].Role != "user" || msgs[0].Content != "hello?" {
 		t.Fatalf("messages after a failed turn = %+v", msgs)
@@ -163,7 +164,7 @@ func TestChatDisabledAgent(t *testing.T) {
 func TestChatIdempotencyKey(t *testing.T) {
 	e := newEnv(t, nil)
 	a := e.createAgent(e.admin, map[string]any{"name": "i"})
-	var first, second chatAnswer
+	var first, second api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "once"}, &first, "Idempotency-Key", "abc")
 	resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "once"}, &second, "Idempotency-Key", "abc")
 	if second.MessageID != first.MessageID || resp.Header.Get("Idempotent-Replayed") != "true" {
@@ -172,7 +173,7 @@ func TestChatIdempotencyKey(t *testing.T) {
 	if n := len(e.model.Requests()); n != 1 {
 		t.Fatalf("model called %d times", n)
 	}
-	var msgs []messageView
+	var msgs []api.Message
 	e.do(e.admin, "GET", "/v1/sessions/"+first.SessionID+"/messages", nil, &msgs)
 	if len(msgs) != 2 {
 		t.Fatalf("%d messages stored", len(msgs))

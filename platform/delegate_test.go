@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/netguard"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -62,7 +63,7 @@ func TestDelegation(t *testing.T) {
 		t.Fatalf("expert requests = %+v", reqs)
 	}
 	// The delegate's session is tied to the parent session.
-	var sessions []sessionView
+	var sessions []api.Session
 	e.do(e.admin, "GET", "/v1/sessions?agent_id="+b.ID, nil, &sessions)
 	if len(sessions) != 1 || sessions[0].ParentID != done["session_id"] || sessions[0].MessageCount != 2 {
 		t.Fatalf("delegate sessions = %+v", sessions)
@@ -78,7 +79,7 @@ func TestDelegationDepthAndCycles(t *testing.T) {
 	e.do(e.admin, "PUT", "/v1/agents/"+a.ID, map[string]any{"delegate_agent_ids": []string{b.ID}, "max_delegate_depth": 5}, nil)
 	models["a"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool(delegateToolName(b.ID), `{"query":"over to you"}`))
 	models["b"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool(delegateToolName(a.ID), `{"query":"back to you"}`))
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "go"}, &ans)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("chat: %d %s", resp.StatusCode, body(resp))
@@ -120,7 +121,7 @@ func TestRemoteAgentDelegation(t *testing.T) {
 	proxy := local.createAgent(local.admin, map[string]any{"name": "proxy", "remote": map[string]any{"url": remote.http.URL, "agent_id": ra.ID, "api_key_env": "REMOTE_KEY"}})
 	front := local.createAgent(local.admin, map[string]any{"name": "front", "model": "scripted/front", "delegate_agent_ids": []string{proxy.ID}})
 	models["front"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool(delegateToolName(proxy.ID), `{"query":"hello over there"}`))
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	resp := local.do(local.admin, "POST", "/v1/agents/"+front.ID+"/chat", map[string]any{"query": "call the remote"}, &ans)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(ans.Answer, "remote hello") {
 		t.Fatalf("chat = %d %+v %s", resp.StatusCode, ans, body(resp))

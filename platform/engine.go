@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tokens"
@@ -125,7 +126,7 @@ func agentParams(a meta.Agent) ai.Params {
 // recall retrieves from the agent's knowledge bases and returns the
 // augmented user message with the fragments found. Retrieval is an
 // enhancement: failures are logged and the turn goes on without context.
-func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []ragFragment) {
+func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []api.RagFragment) {
 	aug := rag.Augmentation{Message: msg}
 	if len(agent.KnowledgeBaseIDs) == 0 || s.knowledge == nil {
 		return aug, nil

@@ -8,24 +8,26 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 )
 
-// The stable error codes of the API (see API.md, "Errors").
+// The stable error codes of the API (see API.md, "Errors"), as package api
+// defines them.
 const (
-	CodeInvalidRequest  = "invalid_request"
-	CodeUnauthorized    = "unauthorized"
-	CodeForbidden       = "forbidden"
-	CodeNotFound        = "not_found"
-	CodeConflict        = "conflict"
-	CodeRateLimited     = "rate_limited"
-	CodeModelError      = "model_error"
-	CodeContextTooLong  = "context_too_long"
-	CodePayloadTooLarge = "payload_too_large"
-	CodeAgentDisabled   = "agent_disabled"
-	CodeInternal        = "internal_error"
-	CodeUnavailable     = "unavailable"
-	CodeCancelled       = "cancelled"
+	CodeInvalidRequest  = api.CodeInvalidRequest
+	CodeUnauthorized    = api.CodeUnauthorized
+	CodeForbidden       = api.CodeForbidden
+	CodeNotFound        = api.CodeNotFound
+	CodeConflict        = api.CodeConflict
+	CodeRateLimited     = api.CodeRateLimited
+	CodeModelError      = api.CodeModelError
+	CodeContextTooLong  = api.CodeContextTooLong
+	CodePayloadTooLarge = api.CodePayloadTooLarge
+	CodeAgentDisabled   = api.CodeAgentDisabled
+	CodeInternal        = api.CodeInternal
+	CodeUnavailable     = api.CodeUnavailable
+	CodeCancelled       = api.CodeCancelled
 )
 
 // MaxBodyBytes is the documented limit of a JSON request body (1 MiB).
@@ -78,7 +80,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	writeJSON(w, e.Status, map[string]*apiError{"error": e})
+	writeJSON(w, e.Status, api.Error{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}})
 }
 
 // decodeJSON reads a JSON object body into v, within MaxBodyBytes. Unknown

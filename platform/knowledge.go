@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/rag/keyword"
@@ -182,7 +183,7 @@ func (t teeIndex) DeleteDocument(ctx context.Context, documentID string) error {
 // recall implements knowledgeService: it recalls from the agent's knowledge
 // bases at once, fuses, and injects the best chunks into the user message.
 // Knowledge bases that fail are skipped and logged.
-func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []ragFragment, error) {
+func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []api.RagFragment, error) {
 	multi := &rag.MultiRetriever{}
 	for _, id := range agent.KnowledgeBaseIDs {
 		kb, err := k.store.KB(ctx, agent.TenantID, id)
@@ -241,14 +242,14 @@ func (h *kbHandle) retriever(mode string, topK int, minScore float64) (rag.Retri
 }
 
 // fragments turns sources into the API's rag fragments.
-func fragments(sources []rag.Source) []ragFragment {
-	out := make([]ragFragment, len(sources))
+func fragments(sources []rag.Source) []api.RagFragment {
+	out := make([]api.RagFragment, len(sources))
 	for i, s := range sources {
 		name := s.DocumentName
 		if name == "" {
 			name = s.Metadata[rag.MetaName]
 		}
-		out[i] = ragFragment{KnowledgeBaseID: s.Collection, DocumentID: s.DocumentID, DocumentName: name, ChunkID: s.ID, Content: s.Content, Score: s.Score}
+		out[i] = api.RagFragment{KnowledgeBaseID: s.Collection, DocumentID: s.DocumentID, DocumentName: name, ChunkID: s.ID, Content: s.Content, Score: s.Score}
 	}
 	return out
 }
@@ -450,7 +451,7 @@ func (k *knowledge) search(w http.ResponseWriter, r *http.Request) {
 	}
 	frags := fragments(sources)
 	if frags == nil {
-		frags = []ragFragment{}
+		frags = []api.RagFragment{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": frags})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider/scripted"
 )
@@ -69,7 +70,7 @@ func TestKnowledgeBases(t *testing.T) {
 			if d := e.waitDocument(kb.ID, doc.ID); d.Status != meta.DocReady || d.Chunks == 0 {
 				t.Fatalf("document = %+v", d)
 			}
-			var search struct{ Results []ragFragment }
+			var search struct{ Results []api.RagFragment }
 			e.do(e.admin, "POST", "/v1/knowledge-bases/"+kb.ID+"/search", map[string]any{"query": "how many days to return a product?", "top_k": 3}, &search)
 			if len(search.Results) == 0 || !strings.Contains(search.Results[0].Content, "30 days") ||
 				search.Results[0].KnowledgeBaseID != kb.ID || search.Results[0].DocumentName != "returns.md" || search.Results[0].ChunkID == "" {
@@ -103,7 +104,7 @@ func TestKnowledgeBases(t *testing.T) {
 			if !strings.Contains(last[len(last)-1].Text(), "30 days") {
 				t.Fatalf("model did not see the knowledge: %q", last[len(last)-1].Text())
 			}
-			var msgs []messageView
+			var msgs []api.Message
 			e.do(e.admin, "GET", "/v1/sessions/"+done["session_id"].(string)+"/messages", nil, &msgs)
 			if msgs[0].Content != "How many days do I have to return a product?" {
 				t.Fatalf("stored user message %q", msgs[0].Content)
@@ -168,7 +169,7 @@ func TestKnowledgeSurvivesRestart(t *testing.T) {
 	defer srv2.Close()
 	e.srv = srv2
 	e.http.Config.Handler = srv2
-	var search struct{ Results []ragFragment }
+	var search struct{ Results []api.RagFragment }
 	e.do(e.admin, "POST", "/v1/knowledge-bases/"+kb.ID+"/search", map[string]any{"query": "where do penguins live", "mode": "vector"}, &search)
 	if len(search.Results) != 1 || !strings.Contains(search.Results[0].Content, "Penguins") {
 		t.Fatalf("after restart: %+v", search.Results)

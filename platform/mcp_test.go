@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/netguard"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -125,7 +126,7 @@ func TestMCPServerTools(t *testing.T) {
 	// An agent that whitelists box_shout calls it through the model.
 	models["shouter"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("box_shout", `{"text":"hello"}`))
 	shouter := e.createAgent(e.admin, map[string]any{"name": "shouter", "model": "scripted/shouter", "tool_ids": []string{byName["box_shout"].ID}})
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+shouter.ID+"/chat", map[string]any{"query": "shout hello"}, &ans)
 	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || ans.ToolCalls[0].Result != "SHOUTED: HELLO" || !strings.Contains(ans.Answer, "SHOUTED: HELLO") {
 		t.Fatalf("whitelisted call: %+v", ans)
@@ -135,7 +136,7 @@ func TestMCPServerTools(t *testing.T) {
 	// whitelisted, is refused: the server never sees the call.
 	models["snoop"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("box_secret", `{"text":""}`))
 	snoop := e.createAgent(e.admin, map[string]any{"name": "snoop", "model": "scripted/snoop", "tool_ids": []string{byName["box_shout"].ID}})
-	ans = chatAnswer{}
+	ans = api.ChatAnswer{}
 	e.do(e.admin, "POST", "/v1/agents/"+snoop.ID+"/chat", map[string]any{"query": "tell me the secret"}, &ans)
 	if len(ans.ToolCalls) != 1 || ans.ToolCalls[0].OK || ans.ToolCalls[0].Error == "" || strings.Contains(ans.Answer, "1234") {
 		t.Fatalf("call of a tool not whitelisted: %+v", ans)
@@ -149,13 +150,13 @@ func TestMCPServerTools(t *testing.T) {
 	models["crasher"] = scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("box_crash", `{"text":"x"}`))
 	crasher := e.createAgent(e.admin, map[string]any{"name": "crasher", "model": "scripted/crasher",
 		"tool_ids": []string{byName["box_crash"].ID, byName["box_shout"].ID}})
-	ans = chatAnswer{}
+	ans = api.ChatAnswer{}
 	resp = e.do(e.admin, "POST", "/v1/agents/"+crasher.ID+"/chat", map[string]any{"query": "crash"}, &ans)
 	if resp.StatusCode != http.StatusOK || len(ans.ToolCalls) != 1 || ans.ToolCalls[0].OK || ans.ToolCalls[0].Error == "" ||
 		!strings.Contains(ans.Answer, "box_crash failed") {
 		t.Fatalf("crash mid-call: %d %+v", resp.StatusCode, ans)
 	}
-	ans = chatAnswer{}
+	ans = api.ChatAnswer{}
 	e.do(e.admin, "POST", "/v1/agents/"+shouter.ID+"/chat", map[string]any{"query": "shout again"}, &ans)
 	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || ans.ToolCalls[0].Result != "SHOUTED: HELLO" {
 		t.Fatalf("call after the crash: %+v", ans)
@@ -175,7 +176,7 @@ func TestMCPServerTools(t *testing.T) {
 		t.Fatalf("tools after deleting the server: %+v", list)
 	}
 	e.wantError(e.do(e.admin, "GET", "/v1/tools/"+byName["box_shout"].ID, nil, nil), http.StatusNotFound, CodeNotFound)
-	ans = chatAnswer{}
+	ans = api.ChatAnswer{}
 	resp = e.do(e.admin, "POST", "/v1/agents/"+shouter.ID+"/chat", map[string]any{"query": "shout once more"}, &ans)
 	if resp.StatusCode != http.StatusOK || len(ans.ToolCalls) != 1 || ans.ToolCalls[0].OK {
 		t.Fatalf("call of a deleted tool: %d %+v", resp.StatusCode, ans)
@@ -233,7 +234,7 @@ func TestMCPEverythingOverStdio(t *testing.T) {
 		t.Fatalf("no everything_echo among %+v", list)
 	}
 	a := e.createAgent(e.admin, map[string]any{"name": "echoer", "model": "scripted/echoer", "tool_ids": []string{echoID}})
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "echo"}, &ans)
 	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || ans.ToolCalls[0].Result != "Echo: hi from weft" || !strings.Contains(ans.Answer, "Echo: hi from weft") {
 		t.Fatalf("answer %+v", ans)

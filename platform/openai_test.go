@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/weftlabs/weft/platform/api"
 )
 
 func TestOpenAICompatible(t *testing.T) {
@@ -22,7 +24,7 @@ func TestOpenAICompatible(t *testing.T) {
 		Choices []struct {
 			Message struct{ Content string } `json:"message"`
 		} `json:"choices"`
-		Usage usageView `json:"usage"`
+		Usage api.Usage `json:"usage"`
 	}
 	resp := e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "echo",
 		"messages": []map[string]any{{"role": "system", "content": "ignored"}, {"role": "user", "content": "ping"}}}, &out)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tool"
@@ -19,16 +20,11 @@ func (s *Server) extraRoutes() {
 	s.handle("POST /v1/chat/completions", s.openaiChat)
 }
 
-type cancelRequest struct {
-	SessionID string `json:"session_id"`
-	MessageID string `json:"message_id"`
-}
-
 // cancelTurn: POST /v1/chat/cancel {session_id | message_id} stops the
 // running turn, on whichever replica runs it.
 func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
-	var req cancelRequest
+	var req api.CancelRequest
 	if e := decodeJSON(w, r, &req); e != nil {
 		writeError(w, e)
 		return
@@ -96,7 +92,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // knowledgeService recalls from an agent's knowledge bases.
 type knowledgeService interface {
-	recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []ragFragment, error)
+	recall(ctx context.Context, agent meta.Agent, query string, msg llm.Message) (rag.Augmentation, []api.RagFragment, error)
 }
 
 // agentTools returns the tools an agent may call in a turn: its whitelisted

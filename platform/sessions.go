@@ -3,21 +3,12 @@ package platform
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 )
-
-type sessionView struct {
-	ID           string    `json:"id"`
-	AgentID      string    `json:"agent_id"`
-	ParentID     string    `json:"parent_id,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	MessageCount int       `json:"message_count"`
-}
 
 func sessionKey(ss meta.Session) memory.Key {
 	return memory.Key{Tenant: ss.TenantID, Agent: ss.AgentID, Session: ss.ID}
@@ -32,9 +23,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	counts := s.messageCounts(r, p.Tenant, r.URL.Query().Get("agent_id"))
-	out := make([]sessionView, len(list))
+	out := make([]api.Session, len(list))
 	for i, ss := range list {
-		out[i] = sessionView{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
+		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -78,26 +69,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionView{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
-}
-
-// messageView is a stored message as the API shows it.
-type messageView struct {
-	ID         string         `json:"id"`
-	Role       llm.Role       `json:"role"`
-	Content    string         `json:"content"`
-	CreatedAt  time.Time      `json:"created_at"`
-	ToolCalls  []toolCallView `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-	Name       string         `json:"name,omitempty"`
-	Partial    bool           `json:"partial,omitempty"`
-	IsError    bool           `json:"is_error,omitempty"`
-}
-
-type toolCallView struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	writeJSON(w, http.StatusOK, api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
 }
 
 // argumentsJSON returns a model's tool arguments as JSON: as they are when
@@ -113,14 +85,14 @@ func argumentsJSON(args string) json.RawMessage {
 	return b
 }
 
-func viewMessage(rec memory.Record) messageView {
-	v := messageView{ID: rec.ID, Role: rec.Message.Role, Content: rec.Message.Text(), CreatedAt: rec.CreatedAt,
+func viewMessage(rec memory.Record) api.Message {
+	v := api.Message{ID: rec.ID, Role: string(rec.Message.Role), Content: rec.Message.Text(), CreatedAt: rec.CreatedAt,
 		ToolCallID: rec.Message.ToolCallID, Partial: rec.Partial, IsError: rec.Message.IsError}
 	if rec.Message.Role == llm.RoleTool {
 		v.Name = rec.Message.Name
 	}
 	for _, tc := range rec.Message.ToolCalls {
-		v.ToolCalls = append(v.ToolCalls, toolCallView{ID: tc.ID, Name: tc.Name, Arguments: argumentsJSON(tc.Arguments)})
+		v.ToolCalls = append(v.ToolCalls, api.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: argumentsJSON(tc.Arguments)})
 	}
 	return v
 }
@@ -137,7 +109,7 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	out := make([]messageView, 0, len(recs))
+	out := make([]api.Message, 0, len(recs))
 	for _, rec := range recs {
 		if rec.Message.Role == llm.RoleSystem {
 			continue

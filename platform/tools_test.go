@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -37,7 +38,7 @@ func TestHTTPToolsAndWhitelist(t *testing.T) {
 		t.Fatalf("create tool: %d %s", resp.StatusCode, body(resp))
 	}
 	a := e.createAgent(e.admin, map[string]any{"name": "forecaster", "model": "scripted/caller", "tool_ids": []string{tl.ID}})
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "weather in Paris?"}, &ans)
 	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || !strings.Contains(ans.ToolCalls[0].Result, `"temp_c":21`) || !strings.Contains(ans.Answer, "Paris") {
 		t.Fatalf("answer = %+v", ans)
@@ -129,7 +130,7 @@ func TestSQLTool(t *testing.T) {
 		t.Fatal("the DSN is stored or shown")
 	}
 	a := e.createAgent(e.admin, map[string]any{"name": "shop", "model": "scripted/shop", "tool_ids": []string{tl.ID}})
-	var ans chatAnswer
+	var ans api.ChatAnswer
 	e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "price?"}, &ans)
 	// The injection attempt is bound as a value: no row matches.
 	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || strings.Contains(ans.ToolCalls[0].Result, "toaster") {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/weftlabs/weft/internal/sse"
+	"github.com/weftlabs/weft/platform/api"
 )
 
 // ChatRequest is one chat turn.
@@ -26,90 +27,34 @@ type ChatRequest struct {
 	IdempotencyKey string `json:"-"`
 }
 
-// ChatAnswer is the answer of a turn.
-type ChatAnswer struct {
-	SessionID    string         `json:"session_id"`
-	MessageID    string         `json:"message_id"`
-	Answer       string         `json:"answer"`
-	RagFragments []RagFragment  `json:"rag_fragments"`
-	ToolCalls    []ToolCallDone `json:"tool_calls"`
-	Usage        Usage          `json:"usage"`
-	LatencyMS    int64          `json:"latency_ms"`
-	// Model is the model that answered, when the server says.
-	Model string `json:"model,omitempty"`
-}
-
-// RagFragment is a chunk recalled from a knowledge base for a turn.
-type RagFragment struct {
-	KnowledgeBaseID string  `json:"knowledge_base_id"`
-	DocumentID      string  `json:"document_id"`
-	DocumentName    string  `json:"document_name"`
-	ChunkID         string  `json:"chunk_id"`
-	Content         string  `json:"content"`
-	Score           float64 `json:"score"`
-}
-
-// ToolCallDone is a tool call a turn made, with its outcome.
-type ToolCallDone struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	OK        bool            `json:"ok"`
-	Result    string          `json:"result"`
-	Error     string          `json:"error"`
-}
-
-// Usage counts the tokens of a turn.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
+// The wire types of a turn, from package api (one definition for the
+// server, this client and the CLI).
+type (
+	// ChatAnswer is the answer of a turn.
+	ChatAnswer = api.ChatAnswer
+	// RagFragment is a chunk recalled from a knowledge base for a turn.
+	RagFragment = api.RagFragment
+	// ToolCallDone is a tool call a turn made, with its outcome.
+	ToolCallDone = api.ToolCallOutcome
+	// Usage counts the tokens of a turn.
+	Usage = api.Usage
+	// Event is one event of a chat stream. Type says which fields are set.
+	Event = api.Event
+)
 
 // The event types of a chat stream (see API.md, "Chat").
 const (
-	EventCreated       = "chat.created"
-	EventRetrieval     = "retrieval"
-	EventMessageDelta  = "message.delta"
-	EventToolCall      = "tool.call"
-	EventToolResult    = "tool.result"
-	EventDelegateStart = "delegate.start"
-	EventDelegateEnd   = "delegate.end"
-	EventCompleted     = "chat.completed"
-	EventError         = "error"
+	EventCreated       = api.EventCreated
+	EventRetrieval     = api.EventRetrieval
+	EventMessageDelta  = api.EventMessageDelta
+	EventToolCall      = api.EventToolCall
+	EventToolResult    = api.EventToolResult
+	EventDelegateStart = api.EventDelegateStart
+	EventDelegateDelta = api.EventDelegateDelta
+	EventDelegateEnd   = api.EventDelegateEnd
+	EventCompleted     = api.EventCompleted
+	EventError         = api.EventError
 )
-
-// Event is one event of a chat stream. Type says which fields are set.
-type Event struct {
-	// Type is the event name, one of the Event* constants (or a newer one
-	// this client does not know; its Data is still there).
-	Type string `json:"type"`
-	// SessionID and MessageID (chat.created).
-	SessionID string `json:"session_id,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	// Text is a piece of the answer (message.delta).
-	Text string `json:"text,omitempty"`
-	// RagFragments are the recalled chunks (retrieval).
-	RagFragments []RagFragment `json:"rag_fragments,omitempty"`
-	// ID, Name, Arguments, OK, Result and Error describe a tool call
-	// (tool.call, tool.result).
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	OK        bool            `json:"ok,omitempty"`
-	Result    string          `json:"result,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	// AgentID and Depth describe a delegation (delegate.start/end).
-	AgentID string `json:"agent_id,omitempty"`
-	Depth   int    `json:"depth,omitempty"`
-	// Code and Message are the failure of an error event.
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	// Answer is the whole answer (chat.completed).
-	Answer *ChatAnswer `json:"-"`
-	// Data is the event's JSON as sent.
-	Data json.RawMessage `json:"-"`
-}
 
 // Chat runs a turn and returns the whole answer
 // (POST /v1/agents/{id}/chat with stream false).
@@ -134,10 +79,7 @@ func (c *Client) chatRequest(ctx context.Context, agentID string, r ChatRequest,
 	if agentID == "" {
 		return nil, errors.New("client: empty agent id")
 	}
-	body := struct {
-		ChatRequest
-		Stream bool `json:"stream"`
-	}{r, stream}
+	body := api.ChatRequest{Query: r.Query, SessionID: r.SessionID, User: r.User, Stream: stream}
 	req, err := c.newRequest(ctx, http.MethodPost, "/v1/agents/"+pathEscape(agentID)+"/chat", body)
 	if err != nil {
 		return nil, err
@@ -241,7 +183,7 @@ func (c *Client) Cancel(ctx context.Context, sessionID string) error {
 	if sessionID == "" {
 		return errors.New("client: empty session id")
 	}
-	return c.do(ctx, http.MethodPost, "/v1/chat/cancel", map[string]string{"session_id": sessionID}, nil)
+	return c.do(ctx, http.MethodPost, "/v1/chat/cancel", api.CancelRequest{SessionID: sessionID}, nil)
 }
 
 // CancelMessage stops the turn whose answer will have id messageID (the
@@ -250,5 +192,5 @@ func (c *Client) CancelMessage(ctx context.Context, messageID string) error {
 	if messageID == "" {
 		return errors.New("client: empty message id")
 	}
-	return c.do(ctx, http.MethodPost, "/v1/chat/cancel", map[string]string{"message_id": messageID}, nil)
+	return c.do(ctx, http.MethodPost, "/v1/chat/cancel", api.CancelRequest{MessageID: messageID}, nil)
 }

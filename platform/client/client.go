@@ -25,6 +25,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/weftlabs/weft/platform/api"
 )
 
 // Client talks to one Weft platform server with one API key. It is safe for
@@ -100,15 +102,15 @@ func (e *Error) Error() string {
 
 // The error codes of API.md that callers commonly branch on.
 const (
-	CodeInvalidRequest = "invalid_request"
-	CodeUnauthorized   = "unauthorized"
-	CodeNotFound       = "not_found"
-	CodeConflict       = "conflict"
-	CodeRateLimited    = "rate_limited"
-	CodeModelError     = "model_error"
-	CodeContextTooLong = "context_too_long"
-	CodeCancelled      = "cancelled"
-	CodeUnavailable    = "unavailable"
+	CodeInvalidRequest = api.CodeInvalidRequest
+	CodeUnauthorized   = api.CodeUnauthorized
+	CodeNotFound       = api.CodeNotFound
+	CodeConflict       = api.CodeConflict
+	CodeRateLimited    = api.CodeRateLimited
+	CodeModelError     = api.CodeModelError
+	CodeContextTooLong = api.CodeContextTooLong
+	CodeCancelled      = api.CodeCancelled
+	CodeUnavailable    = api.CodeUnavailable
 )
 
 // IsNotFound reports whether err is the server's not_found.

@@ -2,46 +2,23 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/weftlabs/weft/platform/api"
 )
 
-// Session is a conversation with one agent.
-type Session struct {
-	ID           string    `json:"id"`
-	AgentID      string    `json:"agent_id"`
-	ParentID     string    `json:"parent_id,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	MessageCount int       `json:"message_count"`
-}
-
-// Message is a stored message of a session.
-type Message struct {
-	ID         string     `json:"id"`
-	Role       string     `json:"role"`
-	Content    string     `json:"content"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	// Name is the tool's name, on a tool result.
-	Name string `json:"name,omitempty"`
-	// Partial marks an answer cut short (cancelled, failed, or the server
-	// shut down) and saved as far as it got.
-	Partial bool `json:"partial,omitempty"`
-	// IsError marks a tool result that reports a failure.
-	IsError bool `json:"is_error,omitempty"`
-}
-
-// ToolCall is a tool call of an assistant message.
-type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+// The wire types of sessions, from package api.
+type (
+	// Session is a conversation with one agent.
+	Session = api.Session
+	// Message is a stored message of a session.
+	Message = api.Message
+	// ToolCall is a tool call of an assistant message.
+	ToolCall = api.ToolCall
+)
 
 // ListSessions lists the tenant's sessions, of one agent when agentID is
 // not empty (GET /v1/sessions).
