@@ -1,21 +1,18 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/provider"
+	"github.com/weftlabs/weft/provider/internal/httpapi"
 )
 
 // DefaultBaseURL is the address of Anthropic's API.
@@ -42,6 +39,7 @@ type Client struct {
 	apiKey   string
 	client   *http.Client
 	headers  http.Header
+	api      httpapi.Client
 }
 
 // Option configures a [Client].
@@ -101,6 +99,10 @@ func New(opts ...Option) (*Client, error) {
 	}
 	base = strings.TrimSuffix(base, "/v1")
 	m.endpoint = base + "/v1/messages"
+	h := m.headers.Clone()
+	h.Set("X-Api-Key", m.apiKey)
+	h.Set("Anthropic-Version", APIVersion)
+	m.api = httpapi.Client{Provider: providerName, HTTP: m.client, Header: h, ErrorBody: errorBody, Unreachable: "cannot reach the API"}
 	return m, nil
 }
 
@@ -152,47 +154,14 @@ func parseClaude(name string) (family string, major, minor int, ok bool) {
 	return "", 0, 0, false
 }
 
-// post sends body to the Messages endpoint and returns the response when its
-// status is 200; any other answer becomes an [*llm.Error].
+// post sends body to the Messages endpoint and returns the response of a
+// 2xx answer; any other answer becomes an [*llm.Error].
 func (m *Client) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: providerName, Message: "building request", Err: err}
-	}
-	for k, v := range m.headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", m.apiKey)
-	req.Header.Set("Anthropic-Version", APIVersion)
+	accept := "application/json"
 	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
+		accept = "text/event-stream"
 	}
-	resp, err := m.client.Do(req)
-	if err != nil {
-		return nil, transportError(ctx, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, statusError(resp)
-	}
-	return resp, nil
-}
-
-// transportError describes a failure to reach the server or to read its
-// answer. A caller's cancellation or deadline keeps its cause, so that
-// errors.Is(err, context.Canceled) holds.
-func transportError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		kind := llm.ErrUnavailable
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			kind = llm.ErrTimeout
-		}
-		return &llm.Error{Kind: kind, Provider: providerName, Message: ctxErr.Error(), Err: ctxErr}
-	}
-	return &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, Message: "cannot reach the API", Err: err}
+	return m.api.Post(ctx, m.endpoint, body, accept)
 }
 
 // wireError is the "error" object of an error body or an error event.
@@ -201,13 +170,9 @@ type wireError struct {
 	Message string `json:"message"`
 }
 
-// maxErrorBody bounds how much of an error answer is read.
-const maxErrorBody = 64 << 10
-
-// statusError maps a non-200 answer, whose body is normally
-// {"type":"error","error":{"type":…,"message":…}}, to a typed error.
-func statusError(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+// errorBody reads a non-2xx answer's body, normally
+// {"type":"error","error":{"type":…,"message":…}}, into e.
+func errorBody(e *llm.Error, resp *http.Response, raw []byte) {
 	var body struct {
 		Error wireError `json:"error"`
 	}
@@ -217,24 +182,16 @@ func statusError(resp *http.Response) error {
 			body.Error.Message = body.Error.Message[:512] + "…"
 		}
 	}
-	if body.Error.Message == "" {
-		body.Error.Message = http.StatusText(resp.StatusCode)
+	if body.Error.Message != "" {
+		e.Message = body.Error.Message
 	}
-	e := &llm.Error{
-		Kind:       llm.KindForStatus(resp.StatusCode),
-		Provider:   providerName,
-		StatusCode: resp.StatusCode,
-		Code:       body.Error.Type,
-		Message:    body.Error.Message,
-		RetryAfter: llm.ParseRetryAfter(resp.Header, time.Now()),
-	}
+	e.Code = body.Error.Type
 	if resp.StatusCode == http.StatusUnauthorized {
 		e.Message += " (check ANTHROPIC_API_KEY)"
 	}
 	if isContextError(body.Error.Type, body.Error.Message) {
 		e.Kind = llm.ErrContextTooLong
 	}
-	return e
 }
 
 // isContextError reports the answers that mean the prompt does not fit.

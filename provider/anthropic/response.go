@@ -97,7 +97,7 @@ func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, transportError(ctx, err)
+			return nil, m.api.TransportError(ctx, err)
 		}
 		return nil, &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, Message: "reading the answer", Err: err}
 	}
@@ -169,7 +169,7 @@ func (m *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chu
 		switch {
 		case errors.As(err, &le):
 		case ctx.Err() != nil:
-			err = transportError(ctx, err)
+			err = m.api.TransportError(ctx, err)
 		default:
 			err = &llm.Error{Kind: llm.ErrStreamBroken, Provider: providerName, Message: "reading the stream", Err: err}
 		}

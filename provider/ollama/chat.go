@@ -311,7 +311,7 @@ func (m *Client) readError(ctx context.Context, err error) error {
 		return err
 	}
 	if ctx.Err() != nil {
-		return m.transportError(ctx, err)
+		return m.api.TransportError(ctx, err)
 	}
 	return &llm.Error{Kind: llm.ErrStreamBroken, Provider: providerName, Message: "reading the answer", Err: err}
 }

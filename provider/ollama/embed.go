@@ -42,7 +42,7 @@ func (m *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 	var er embedResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxEmbedBody)).Decode(&er); err != nil {
 		if ctx.Err() != nil {
-			return nil, m.transportError(ctx, err)
+			return nil, m.api.TransportError(ctx, err)
 		}
 		return nil, &llm.Error{Kind: llm.ErrUnavailable, Provider: providerName, Message: "embed: malformed answer", Err: err}
 	}

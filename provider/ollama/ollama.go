@@ -1,20 +1,17 @@
 package ollama
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/provider"
+	"github.com/weftlabs/weft/provider/internal/httpapi"
 )
 
 // DefaultHost is the address of a local Ollama server.
@@ -34,6 +31,7 @@ type Client struct {
 	apiKey  string
 	client  *http.Client
 	headers http.Header
+	api     httpapi.Client
 }
 
 // Option configures a [Client].
@@ -78,6 +76,12 @@ func New(opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	m.base = base
+	h := m.headers.Clone()
+	if m.apiKey != "" {
+		h.Set("Authorization", "Bearer "+m.apiKey)
+	}
+	m.api = httpapi.Client{Provider: providerName, HTTP: m.client, Header: h, ErrorBody: m.errorBody,
+		Unreachable: fmt.Sprintf("cannot reach %s (is Ollama running? start it with `ollama serve` or set OLLAMA_HOST)", m.base)}
 	return m, nil
 }
 
@@ -172,68 +176,20 @@ func hasPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-// post sends body as JSON to path and returns the response when its status
-// is 200; any other answer becomes an [*llm.Error].
+// post sends body as JSON to path and returns the response of a 2xx
+// answer; any other answer becomes an [*llm.Error].
 func (m *Client) post(ctx context.Context, path string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.base+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: providerName, Message: "building request", Err: err}
-	}
-	for k, v := range m.headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/x-ndjson, application/json")
-	if m.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+m.apiKey)
-	}
-	resp, err := m.client.Do(req)
-	if err != nil {
-		return nil, m.transportError(ctx, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, m.statusError(resp)
-	}
-	return resp, nil
+	return m.api.Post(ctx, m.base+path, body, "application/x-ndjson, application/json")
 }
 
-// transportError describes a failure to reach the server or to read its
-// answer. A caller's cancellation or deadline keeps its cause, so that
-// errors.Is(err, context.Canceled) holds.
-func (m *Client) transportError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		kind := llm.ErrUnavailable
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			kind = llm.ErrTimeout
-		}
-		return &llm.Error{Kind: kind, Provider: providerName, Message: ctxErr.Error(), Err: ctxErr}
-	}
-	return &llm.Error{
-		Kind: llm.ErrUnavailable, Provider: providerName,
-		Message: fmt.Sprintf("cannot reach %s (is Ollama running? start it with `ollama serve` or set OLLAMA_HOST)", m.base),
-		Err:     err,
-	}
-}
-
-// maxErrorBody bounds how much of an error answer is read.
-const maxErrorBody = 64 << 10
-
-// statusError maps a non-200 answer, whose body is normally
-// {"error": "..."}, to a typed error.
-func (m *Client) statusError(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+// errorBody reads a non-2xx answer's body, normally {"error": "..."},
+// into e.
+func (m *Client) errorBody(e *llm.Error, resp *http.Response, raw []byte) {
 	msg := errorText(raw)
 	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
+		return
 	}
-	e := &llm.Error{
-		Kind:       llm.KindForStatus(resp.StatusCode),
-		Provider:   providerName,
-		StatusCode: resp.StatusCode,
-		Message:    msg,
-		RetryAfter: llm.ParseRetryAfter(resp.Header, time.Now()),
-	}
+	e.Message = msg
 	lower := strings.ToLower(msg)
 	switch {
 	case resp.StatusCode == http.StatusNotFound && strings.Contains(lower, "not found"):
@@ -241,7 +197,6 @@ func (m *Client) statusError(resp *http.Response) error {
 	case strings.Contains(lower, "context length") || strings.Contains(lower, "context window"):
 		e.Kind = llm.ErrContextTooLong
 	}
-	return e
 }
 
 // errorText extracts the message of an {"error": ...} body, or returns the

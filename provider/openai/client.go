@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/provider/internal/httpapi"
 )
 
 // DefaultBaseURL is OpenAI's API endpoint, used when no base URL is given.
@@ -43,6 +42,7 @@ type Client struct {
 	moderationModel string
 	maxResponse     int
 	now             func() time.Time
+	api             httpapi.Client
 }
 
 // Option configures a [Client].
@@ -156,6 +156,11 @@ func New(opts ...Option) (*Client, error) {
 	}
 	c.base = u
 	c.chatURL = c.endpoint("chat/completions")
+	h := c.header.Clone()
+	if c.apiKey != "" {
+		h.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	c.api = httpapi.Client{Provider: c.provider, HTTP: c.http, Header: h, ErrorBody: c.errorBody, Now: c.now}
 	return c, nil
 }
 
@@ -173,29 +178,13 @@ func (c *Client) Capabilities() llm.Capabilities { return c.caps }
 // post sends body to url and returns the response of a 2xx answer. Any
 // other answer, and any transport failure, becomes an *llm.Error.
 func (c *Client) post(ctx context.Context, target string, body []byte, stream bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: c.provider, Message: "building the request", Err: err}
-	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
+	accept := "application/json"
 	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
+		accept = "text/event-stream"
 	}
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.api.Post(ctx, target, body, accept)
 	if err != nil {
-		return nil, c.transportError(ctx, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, c.httpError(resp)
+		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
 		// A web page, not an API answer: typically a base URL that points
@@ -210,17 +199,9 @@ func (c *Client) post(ctx context.Context, target string, body []byte, stream bo
 }
 
 // transportError describes a failure to reach the server or to read its
-// answer. A caller's cancellation or deadline keeps its cause, so that
-// errors.Is(err, context.Canceled) holds.
+// answer (see httpapi.Client.TransportError).
 func (c *Client) transportError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		kind := llm.ErrUnavailable
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			kind = llm.ErrTimeout
-		}
-		return &llm.Error{Kind: kind, Provider: c.provider, Message: ctxErr.Error(), Err: ctxErr}
-	}
-	return &llm.Error{Kind: llm.ErrUnavailable, Provider: c.provider, Err: err}
+	return c.api.TransportError(ctx, err)
 }
 
 // readBody reads a 2xx body whole, within the size bound.

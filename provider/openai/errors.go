@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,26 +10,15 @@ import (
 	"github.com/weftlabs/weft/llm"
 )
 
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 64 << 10
-
-// httpError turns a non-2xx answer into an *llm.Error.
-func (c *Client) httpError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &llm.Error{
-		Kind:       llm.KindForStatus(resp.StatusCode),
-		Provider:   c.provider,
-		StatusCode: resp.StatusCode,
-		RetryAfter: llm.ParseRetryAfter(resp.Header, c.now()),
-	}
+// errorBody reads a non-2xx answer's body into e: the message and code of
+// the provider's error object, and the kind they tell.
+func (c *Client) errorBody(e *llm.Error, resp *http.Response, b []byte) {
 	msg, typ, code, ok := parseErrorBody(b)
 	if ok {
 		e.Message = msg
 		e.Code = firstNonEmpty(code, typ)
 	} else if len(b) > 0 {
 		e.Message = "non-JSON error body: " + snippet(b)
-	} else {
-		e.Message = http.StatusText(resp.StatusCode)
 	}
 	if k := refineKind(msg, typ, code); k != nil {
 		e.Kind = k
@@ -38,7 +26,6 @@ func (c *Client) httpError(resp *http.Response) error {
 	if resp.StatusCode == http.StatusNotFound && e.Message == http.StatusText(http.StatusNotFound) {
 		e.Message = "endpoint or model not found: check the base URL " + c.baseURL + " and the model " + c.model
 	}
-	return e
 }
 
 // parseErrorBody reads {"error": {"message","type","code"}}, the

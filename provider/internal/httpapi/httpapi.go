@@ -1,0 +1,105 @@
+// Package httpapi is the HTTP plumbing the provider drivers share: a POST
+// of a JSON body with the provider's headers, and the mapping of transport
+// failures and non-2xx answers to [*llm.Error]. Each driver keeps its own
+// wire; what differs in its error answers is read by a hook.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// MaxErrorBody bounds how much of an error answer is read.
+const MaxErrorBody = 64 << 10
+
+// Client posts requests to one provider's API. Its fields are set once, by
+// the driver's constructor; it is then safe for concurrent use.
+type Client struct {
+	// Provider names the provider in errors ("openai", "anthropic", …).
+	Provider string
+	// HTTP sends the requests (nil: http.DefaultClient).
+	HTTP *http.Client
+	// Header is sent with every request, authentication included.
+	Header http.Header
+	// ErrorBody reads the body of a non-2xx answer (at most MaxErrorBody
+	// bytes) into e, which arrives with the kind the status implies, the
+	// status, the Retry-After delay and the status text as its message:
+	// the provider's message and code, and a finer kind when the body tells
+	// one (a context too long sent as 400, say). Nil keeps e as it is.
+	ErrorBody func(e *llm.Error, resp *http.Response, body []byte)
+	// Unreachable is the message of a failure to reach the server (empty:
+	// the cause's text alone).
+	Unreachable string
+	// Now is the clock Retry-After dates are read against (nil: time.Now).
+	Now func() time.Time
+}
+
+// Post sends body as JSON to url, asking for accept, and returns the
+// response of a 2xx answer, whose body the caller closes. Any other answer
+// and any transport failure become an [*llm.Error].
+func (c *Client) Post(ctx context.Context, url string, body []byte, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: c.Provider, Message: "building the request", Err: err}
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, c.TransportError(ctx, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, c.StatusError(resp)
+	}
+	return resp, nil
+}
+
+// StatusError turns a non-2xx answer into an [*llm.Error], reading its
+// body through ErrorBody.
+func (c *Client) StatusError(resp *http.Response) error {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	e := &llm.Error{
+		Kind:       llm.KindForStatus(resp.StatusCode),
+		Provider:   c.Provider,
+		StatusCode: resp.StatusCode,
+		Message:    http.StatusText(resp.StatusCode),
+		RetryAfter: llm.ParseRetryAfter(resp.Header, now()),
+	}
+	if c.ErrorBody != nil {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		c.ErrorBody(e, resp, b)
+	}
+	return e
+}
+
+// TransportError describes a failure to reach the server or to read its
+// answer. A caller's cancellation or deadline keeps its cause, so that
+// errors.Is(err, context.Canceled) holds, and an expired deadline is of
+// kind [llm.ErrTimeout].
+func (c *Client) TransportError(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		kind := llm.ErrUnavailable
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			kind = llm.ErrTimeout
+		}
+		return &llm.Error{Kind: kind, Provider: c.Provider, Message: ctxErr.Error(), Err: ctxErr}
+	}
+	return &llm.Error{Kind: llm.ErrUnavailable, Provider: c.Provider, Message: c.Unreachable, Err: err}
+}
