@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"unsafe"
 
 	"github.com/weftlabs/weft/llm"
 )
@@ -38,10 +37,10 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	if (p.out.kind == kindText || p.out.kind == kindMessage) && !p.result {
 		// No parsing: the value is taken from the outcome and can live on
 		// the stack. Out's kind is string or Out is llm.Message (checked
-		// by newCodec), so it is written through a pointer of that type.
+		// by newCodec).
 		return func(ctx context.Context, in In) (Out, error) {
 			var out Out
-			t, err := p.turnOf(unsafe.Pointer(&in), fields)
+			t, err := p.turnOf(reflect.ValueOf(&in).Elem(), fields)
 			if err != nil {
 				return out, err
 			}
@@ -49,10 +48,13 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 			if err != nil {
 				return out, err
 			}
-			if p.out.kind == kindText {
-				*(*string)(unsafe.Pointer(&out)) = o.Text
-			} else {
-				*(*llm.Message)(unsafe.Pointer(&out)) = o.Message
+			switch d := any(&out).(type) {
+			case *string:
+				*d = o.Text
+			case *llm.Message:
+				*d = o.Message
+			default: // a named string type
+				reflect.ValueOf(&out).Elem().SetString(o.Text)
 			}
 			return out, nil
 		}, nil
@@ -60,7 +62,7 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	if p.out.kind == kindText || p.out.kind == kindMessage {
 		return func(ctx context.Context, in In) (Out, error) {
 			var zero Out
-			t, err := p.turnOf(unsafe.Pointer(&in), fields)
+			t, err := p.turnOf(reflect.ValueOf(&in).Elem(), fields)
 			if err != nil {
 				return zero, err
 			}
@@ -77,7 +79,7 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	}
 	return func(ctx context.Context, in In) (Out, error) {
 		var zero Out
-		t, err := p.turnOf(unsafe.Pointer(&in), fields)
+		t, err := p.turnOf(reflect.ValueOf(&in).Elem(), fields)
 		if err != nil {
 			return zero, err
 		}
@@ -127,7 +129,7 @@ func StreamFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.C
 	}
 	return func(ctx context.Context, in In) iter.Seq2[string, error] {
 		return p.textStream(ctx, func() (Turn, error) {
-			return p.turnOf(unsafe.Pointer(&in), fields)
+			return p.turnOf(reflect.ValueOf(&in).Elem(), fields)
 		})
 	}, nil
 }
@@ -142,7 +144,7 @@ func EventFunc[In any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 	}
 	return func(ctx context.Context, in In) iter.Seq2[Event, error] {
 		return p.eventStream(ctx, func() (Turn, error) {
-			return p.turnOf(unsafe.Pointer(&in), fields)
+			return p.turnOf(reflect.ValueOf(&in).Elem(), fields)
 		})
 	}, nil
 }
@@ -176,11 +178,10 @@ func compile[In any](model llm.ChatModel, opts []Option, what string, outType re
 	return p, fields, nil
 }
 
-// structField is a field of a Func's input struct with a special role,
-// located by its offset: reading it at call time needs no reflection.
+// structField is a field of a Func's input struct with a special role.
 type structField struct {
-	offset uintptr
-	role   role
+	index int
+	role  role
 }
 
 // structRoles finds the special fields of a struct type (a non-struct has
@@ -204,41 +205,44 @@ func structRoles(t reflect.Type) ([]structField, map[role]bool, error) {
 			return nil, nil, fmt.Errorf("%s has two fields of type %s", t, f.Type)
 		}
 		roles[r] = true
-		fields = append(fields, structField{offset: f.Offset, role: r})
+		fields = append(fields, structField{index: i, role: r})
 	}
 	return fields, roles, nil
 }
 
-// turnOf builds the Turn of a call whose argument lives at ptr.
-func (p *plan) turnOf(ptr unsafe.Pointer, fields []structField) (Turn, error) {
+// turnOf builds the Turn of a call whose argument is v. The special fields
+// are read through reflect without boxing them: reading them through
+// unsafe offsets measured no faster (the argument escapes either way, for
+// the templates).
+func (p *plan) turnOf(v reflect.Value, fields []structField) (Turn, error) {
 	var in input
 	if p.system != nil || p.user != nil {
-		in.value = reflect.NewAt(p.dataType, ptr).Elem()
+		in.value = v
 	}
 	if p.dataIsText {
 		// The argument's kind is string (checked by newPlan).
-		in.text = *(*string)(ptr)
+		in.text = v.String()
 	}
 	for _, f := range fields {
-		fp := unsafe.Add(ptr, f.offset)
+		fv := v.Field(f.index)
 		switch f.role {
 		case roleMemoryID:
-			in.memoryID = *(*MemoryID)(fp)
+			in.memoryID = MemoryID(fv.String())
 		case roleUserName:
-			in.userName = *(*UserName)(fp)
+			in.userName = UserName(fv.String())
 		case roleParams:
-			v := *(*Params)(fp)
+			v := *fv.Addr().Interface().(*Params)
 			in.params = &v
 		case roleParamsPtr:
-			in.params = *(**Params)(fp)
+			in.params = fv.Interface().(*Params)
 		case roleImage:
-			in.images = append(in.images, *(*llm.Image)(fp))
+			in.images = append(in.images, *fv.Addr().Interface().(*llm.Image))
 		case roleImagePtr:
-			if img := *(**llm.Image)(fp); img != nil {
+			if img := fv.Interface().(*llm.Image); img != nil {
 				in.images = append(in.images, *img)
 			}
 		case roleImages:
-			in.images = append(in.images, *(*[]llm.Image)(fp)...)
+			in.images = append(in.images, *fv.Addr().Interface().(*[]llm.Image)...)
 		}
 	}
 	return p.turn(&in)

@@ -124,6 +124,17 @@ func TestReturnTypes(t *testing.T) {
 			t.Errorf("got %#v, want %#v", got, want)
 		}
 	}
+	t.Run("named string", func(t *testing.T) {
+		type Answer string
+		f, _ := ai.Func[string, Answer](scripted.New(scripted.Reply("hello")))
+		v, err := f(ctx, "?")
+		check(t, v, Answer("hello"), err)
+	})
+	t.Run("message", func(t *testing.T) {
+		f, _ := ai.Func[string, llm.Message](scripted.New(scripted.Reply("hello")))
+		v, err := f(ctx, "?")
+		check(t, v.Text(), "hello", err)
+	})
 	t.Run("bool", func(t *testing.T) {
 		f, _ := ai.Func[string, bool](scripted.New(scripted.Reply("**Yes.**")))
 		v, err := f(ctx, "?")
