@@ -46,6 +46,20 @@ type turnInput struct {
 	maxDepth int
 	chain    []string
 	sink     sink
+
+	// parts, when set, are the user message's parts (text and images)
+	// instead of query alone.
+	parts []llm.Part
+	// stateless turns take their history from the request (history) instead
+	// of the session store; system is the client's system text, sent after
+	// the agent's system prompt.
+	stateless bool
+	history   []llm.Message
+	system    string
+	// params override the agent's model parameters for this turn; output
+	// asks for a JSON answer.
+	params *ai.Params
+	output *ai.Output
 }
 
 // turnError is a failed turn: the API error, and whether any answer text
@@ -259,6 +273,9 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	}
 	counter := tokens.ForModel(model.Name())
 	userMsg := llm.UserMessage(in.query)
+	if in.parts != nil {
+		userMsg = llm.UserParts(in.parts...)
+	}
 	if in.user != "" {
 		// Providers accept message names like tool names.
 		userMsg.Name = toolname.Sanitize(in.user)
@@ -270,11 +287,30 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 		in.sink("retrieval", map[string]any{"type": "retrieval", "rag_fragments": frags})
 	}
 
-	fixed := tokens.ReplyOverhead + tokens.MessageTokens(counter, aug.Message) + eng.toolTokens(counter)
-	if agent.SystemPrompt != "" {
-		fixed += tokens.MessageTokens(counter, llm.SystemMessage(agent.SystemPrompt))
+	system := agent.SystemPrompt
+	if in.system != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += in.system
 	}
-	window, err := memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens + fixed}.Load(ctx, s.sessions, key)
+	fixed := tokens.ReplyOverhead + tokens.MessageTokens(counter, aug.Message) + eng.toolTokens(counter)
+	if system != "" {
+		fixed += tokens.MessageTokens(counter, llm.SystemMessage(system))
+	}
+	var window []memory.Record
+	w := memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens + fixed}
+	if in.stateless {
+		// The request's history goes through the same sliding window as a
+		// stored session's.
+		recs := make([]memory.Record, len(in.history))
+		for i, m := range in.history {
+			recs[i] = memory.Record{Message: m, Tokens: tokens.MessageTokens(counter, m)}
+		}
+		window, err = w.Fit(recs)
+	} else {
+		window, err = w.Load(ctx, s.sessions, key)
+	}
 	if err != nil {
 		if errors.Is(err, llm.ErrContextTooLong) {
 			return nil, fail(CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), false)
@@ -303,7 +339,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	var out *ai.Outcome
 	var runErr error
 	firstToken := true
-	turn := ai.Turn{Message: aug.Message, System: agent.SystemPrompt, History: history}
+	turn := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
 	for ev, err := range eng.run(ctx, turn, in.sink != nil) {
 		if err != nil {
 			runErr = err

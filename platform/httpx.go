@@ -39,6 +39,8 @@ type apiError struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Param names the offending request field, for OpenAI's error shape.
+	Param string `json:"-"`
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }

@@ -2,26 +2,35 @@ package platform
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 )
 
 // The OpenAI-compatible face of the platform: agents appear as models, and
-// a chat completion is a chat turn whose query is the last user message.
-// Tools and retrieval run server-side, as the agent is configured; clients
-// see only the answer.
-
-type oaiModel struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
+// a chat completion is a chat turn of the agent (API.md, "OpenAI-compatible").
+//
+// Without an X-Weft-Session header the request's messages are the
+// conversation: the client's system messages follow the agent's system
+// prompt, the earlier messages are the history (cut by the agent's sliding
+// window), and the last user message is the turn's query. The query and the
+// answer are stored in a new session, whose id the answer carries in
+// X-Weft-Session. With the header, the stored session is the history and
+// the request's new messages (the user messages after its last assistant
+// message) are the query.
+//
+// Sampling parameters, response_format and user are honoured; what is not
+// implemented is listed in api.UnsupportedCompletionFields and refused or
+// ignored as it says, never misread. The agent's tools and retrieval run
+// server-side; client-declared tools are refused (400, param "tools").
 
 // openaiModels: GET /v1/models lists the tenant's agents as models.
 func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
@@ -30,81 +39,284 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, asAPIError(err))
 		return
 	}
-	data := make([]oaiModel, 0, len(agents))
+	data := make([]api.Model, 0, len(agents))
 	for _, a := range agents {
-		data = append(data, oaiModel{ID: a.Name, Object: "model", Created: a.CreatedAt.Unix(), OwnedBy: "weft"})
+		data = append(data, api.Model{ID: a.Name, Object: "model", Created: a.CreatedAt.Unix(), OwnedBy: "weft"})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	writeJSON(w, http.StatusOK, api.ModelList{Object: "list", Data: data})
 }
 
-type oaiMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+// badParam is a 400 naming the request field param.
+func badParam(param, format string, args ...any) *apiError {
+	e := invalid("field %q: %s", param, fmt.Sprintf(format, args...))
+	e.Param = param
+	return e
 }
 
-type oaiRequest struct {
-	Model         string       `json:"model"`
-	Messages      []oaiMessage `json:"messages"`
-	Stream        bool         `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	User string `json:"user"`
+// openaiTurn is a completion request read into a turn.
+type openaiTurn struct {
+	query   string
+	parts   []llm.Part
+	history []llm.Message
+	system  string
+	params  *ai.Params
+	output  *ai.Output
 }
 
-// text returns a message's content as text: a string, or the text parts of
-// an array of content parts.
-func (m oaiMessage) text() (string, bool) {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s, true
+// readCompletion checks a completion request and turns it into a turn's
+// pieces. stateful says whether a stored session supplies the history.
+func readCompletion(req *api.ChatCompletionRequest, stateful bool) (openaiTurn, *apiError) {
+	var t openaiTurn
+	if req.Model == "" {
+		return t, badParam("model", "required: an agent name, or agent:<id>")
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	if req.N != nil && *req.N != 1 {
+		return t, badParam("n", "only one choice is generated (n must be 1)")
 	}
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return "", false
+	switch {
+	case req.Logprobs != nil && *req.Logprobs:
+		return t, badParam("logprobs", "log probabilities are not returned")
+	case req.TopLogprobs != nil:
+		return t, badParam("top_logprobs", "log probabilities are not returned")
+	case len(req.LogitBias) > 0 && string(req.LogitBias) != "null":
+		return t, badParam("logit_bias", "token biases are not supported")
+	case len(req.Functions) > 0 && string(req.Functions) != "null":
+		return t, badParam("functions", "not supported; use tools")
+	case len(req.FunctionCall) > 0 && string(req.FunctionCall) != "null":
+		return t, badParam("function_call", "not supported; use tool_choice")
+	case len(req.Audio) > 0 && string(req.Audio) != "null":
+		return t, badParam("audio", "answers are text only")
+	case len(req.Prediction) > 0 && string(req.Prediction) != "null":
+		return t, badParam("prediction", "predicted outputs are not supported")
+	case len(req.Tools) > 0:
+		return t, badParam("tools", "client-side tools are not supported: the agent's own tools run server-side")
 	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
+	for _, m := range req.Modalities {
+		if m != "text" {
+			return t, badParam("modalities", "answers are text only")
 		}
 	}
-	return b.String(), true
+	if len(req.ToolChoice) > 0 {
+		var mode string
+		if json.Unmarshal(req.ToolChoice, &mode) != nil || (mode != "auto" && mode != "none") {
+			return t, badParam("tool_choice", `only "auto" and "none" are supported`)
+		}
+	}
+
+	p := &ai.Params{Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed}
+	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
+		return t, badParam("temperature", "must be between 0 and 2")
+	}
+	if req.TopP != nil && (*req.TopP < 0 || *req.TopP > 1) {
+		return t, badParam("top_p", "must be between 0 and 1")
+	}
+	switch {
+	case req.MaxCompletionTokens != nil:
+		if *req.MaxCompletionTokens < 1 {
+			return t, badParam("max_completion_tokens", "must be at least 1")
+		}
+		p.MaxTokens = *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		if *req.MaxTokens < 1 {
+			return t, badParam("max_tokens", "must be at least 1")
+		}
+		p.MaxTokens = *req.MaxTokens
+	}
+	if len(req.Stop) > 4 {
+		return t, badParam("stop", "at most 4 sequences")
+	}
+	if len(req.Stop) > 0 {
+		p.Stop = req.Stop
+	}
+	t.params = p
+
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "", "text":
+		case "json_object":
+			t.output = &ai.Output{Format: &llm.ResponseFormat{Type: llm.FormatJSON},
+				Instructions: "Answer with a single JSON object and nothing else."}
+		case "json_schema":
+			js := rf.JSONSchema
+			if js == nil || len(js.Schema) == 0 || !json.Valid(js.Schema) {
+				return t, badParam("response_format.json_schema", "a name and a JSON Schema object are required")
+			}
+			f := &llm.ResponseFormat{Type: llm.FormatJSONSchema, Name: js.Name, Schema: js.Schema, Strict: js.Strict != nil && *js.Strict}
+			t.output = &ai.Output{Format: f,
+				Instructions: "Answer with a single JSON value that matches this JSON Schema, and nothing else:\n" + string(js.Schema)}
+		default:
+			return t, badParam("response_format.type", "want text, json_object or json_schema, not %q", rf.Type)
+		}
+	}
+
+	msgs := req.Messages
+	if len(msgs) == 0 {
+		return t, badParam("messages", "at least one message is required")
+	}
+	last := msgs[len(msgs)-1]
+	switch last.Role {
+	case "user":
+	case "tool":
+		return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", len(msgs)-1), "no tool call %q is waiting for a result (client-side tools are not supported)", last.ToolCallID)
+	default:
+		return t, badParam(fmt.Sprintf("messages[%d].role", len(msgs)-1), "the last message must be from the user, not %q", last.Role)
+	}
+	// The new messages: the user messages after the last assistant message.
+	first := len(msgs) - 1
+	for first > 0 && msgs[first-1].Role == "user" {
+		first--
+	}
+	var query strings.Builder
+	for i := first; i < len(msgs); i++ {
+		text, parts, e := messageContent(msgs[i], i)
+		if e != nil {
+			return t, e
+		}
+		if query.Len() > 0 && text != "" {
+			query.WriteString("\n\n")
+		}
+		query.WriteString(text)
+		if parts != nil {
+			t.parts = append(t.parts, parts...)
+		}
+	}
+	t.query = strings.TrimSpace(query.String())
+	if t.query == "" && t.parts == nil {
+		return t, badParam(fmt.Sprintf("messages[%d].content", len(msgs)-1), "the last user message has no text")
+	}
+	if len(t.query) > MaxQueryBytes {
+		return t, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the new user messages exceed %d bytes", MaxQueryBytes)
+	}
+	if t.parts != nil && t.query != "" {
+		// The text goes first, as one part, then the images.
+		t.parts = append([]llm.Part{llm.TextPart(t.query)}, imagesOnly(t.parts)...)
+	}
+	if stateful {
+		return t, nil
+	}
+
+	// Stateless: the earlier messages are the conversation.
+	var system []string
+	calls := map[string]bool{}
+	for i, m := range msgs[:first] {
+		text, parts, e := messageContent(m, i)
+		if e != nil {
+			return t, e
+		}
+		switch m.Role {
+		case "system", "developer":
+			if text != "" {
+				system = append(system, text)
+			}
+		case "user":
+			msg := llm.UserMessage(text)
+			if parts != nil {
+				msg = llm.UserParts(parts...)
+			}
+			t.history = append(t.history, msg)
+		case "assistant":
+			msg := llm.AssistantMessage(text)
+			if text == "" {
+				msg.Parts = nil
+			}
+			for j, tc := range m.ToolCalls {
+				if tc.ID == "" || tc.Function.Name == "" {
+					return t, badParam(fmt.Sprintf("messages[%d].tool_calls[%d]", i, j), "id and function.name are required")
+				}
+				calls[tc.ID] = true
+				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+			t.history = append(t.history, msg)
+		case "tool":
+			if !calls[m.ToolCallID] {
+				return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", i), "no earlier assistant message called a tool with id %q", m.ToolCallID)
+			}
+			t.history = append(t.history, llm.ToolResultMessage(m.ToolCallID, m.Name, text, false))
+		default:
+			return t, badParam(fmt.Sprintf("messages[%d].role", i), "want system, developer, user, assistant or tool, not %q", m.Role)
+		}
+	}
+	t.system = strings.Join(system, "\n\n")
+	return t, nil
+}
+
+// imagesOnly returns the image parts of parts.
+func imagesOnly(parts []llm.Part) []llm.Part {
+	var out []llm.Part
+	for _, p := range parts {
+		if p.Kind == llm.PartImage {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// messageContent reads a message's content: a string, null, or an array
+// of text and image_url parts. parts is nil when the content is text only.
+func messageContent(m api.ChatMessage, i int) (text string, parts []llm.Part, e *apiError) {
+	c := m.Content
+	if len(c) == 0 || string(c) == "null" {
+		return "", nil, nil
+	}
+	if c[0] == '"' {
+		if err := json.Unmarshal(c, &text); err != nil {
+			return "", nil, badParam(fmt.Sprintf("messages[%d].content", i), "%v", err)
+		}
+		return text, nil, nil
+	}
+	var ps []api.ContentPart
+	if err := json.Unmarshal(c, &ps); err != nil {
+		return "", nil, badParam(fmt.Sprintf("messages[%d].content", i), "want a string or an array of content parts")
+	}
+	var b strings.Builder
+	for j, p := range ps {
+		switch p.Type {
+		case "text":
+			b.WriteString(p.Text)
+		case "image_url":
+			if m.Role != "user" || p.ImageURL == nil || p.ImageURL.URL == "" {
+				return "", nil, badParam(fmt.Sprintf("messages[%d].content[%d]", i, j), "an image_url part needs a url, in a user message")
+			}
+			parts = append(parts, llm.ImageURLPart(p.ImageURL.URL))
+		default:
+			return "", nil, badParam(fmt.Sprintf("messages[%d].content[%d].type", i, j), "unsupported content part %q (text and image_url are supported)", p.Type)
+		}
+	}
+	text = b.String()
+	if parts != nil && text != "" {
+		parts = append([]llm.Part{llm.TextPart(text)}, parts...)
+	}
+	return text, parts, nil
+}
+
+// firstImage names the first image part of the request, for the error of
+// a model that cannot take images.
+func firstImage(req *api.ChatCompletionRequest) string {
+	for i, m := range req.Messages {
+		var ps []api.ContentPart
+		if len(m.Content) > 0 && m.Content[0] == '[' && json.Unmarshal(m.Content, &ps) == nil {
+			for j, p := range ps {
+				if p.Type == "image_url" {
+					return fmt.Sprintf("messages[%d].content[%d]", i, j)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // openaiChat: POST /v1/chat/completions.
 func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
-	var req oaiRequest
+	var req api.ChatCompletionRequest
 	if e := decodeJSON(w, r, &req); e != nil {
 		writeOpenAIError(w, e)
 		return
 	}
-	if req.Model == "" {
-		writeOpenAIError(w, invalid("field \"model\" is required: an agent name, or agent:<id>"))
-		return
-	}
-	var query string
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			t, ok := req.Messages[i].text()
-			if !ok {
-				writeOpenAIError(w, invalid("field \"messages[%d].content\": want a string or an array of content parts", i))
-				return
-			}
-			query = strings.TrimSpace(t)
-			break
-		}
-	}
-	if query == "" {
-		writeOpenAIError(w, invalid("field \"messages\": no user message with text"))
-		return
-	}
-	if len(query) > MaxQueryBytes {
-		writeOpenAIError(w, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the last user message exceeds %d bytes", MaxQueryBytes))
+	sessionID := r.Header.Get("X-Weft-Session")
+	ot, e := readCompletion(&req, sessionID != "")
+	if e != nil {
+		writeOpenAIError(w, e)
 		return
 	}
 	var agent meta.Agent
@@ -115,21 +327,34 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		agent, err = s.meta.AgentByName(r.Context(), p.Tenant, req.Model)
 	}
 	if err != nil {
-		writeOpenAIError(w, notFoundOr(err, "model", req.Model))
+		e := notFoundOr(err, "model", req.Model)
+		e.Param = "model"
+		writeOpenAIError(w, e)
 		return
 	}
 	if !agent.Enabled {
 		writeOpenAIError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
 		return
 	}
-	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, r.Header.Get("X-Weft-Session"), "")
+	if img := firstImage(&req); img != "" && agent.Remote == nil {
+		model, err := s.model(agent.Model)
+		if err == nil && !model.Capabilities().Vision {
+			writeOpenAIError(w, badParam(img, "the agent's model %q does not take images", model.Name()))
+			return
+		}
+	}
+	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, sessionID, "")
 	if e != nil {
+		if sessionID != "" {
+			e.Param = "X-Weft-Session"
+		}
 		writeOpenAIError(w, e)
 		return
 	}
 	w.Header().Set("X-Weft-Session", ss.ID)
-	in := turnInput{agent: agent, session: ss, query: query, user: req.User, answerID: memory.NewID(),
-		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
+	in := turnInput{agent: agent, session: ss, query: ot.query, parts: ot.parts, user: req.User, answerID: memory.NewID(),
+		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID},
+		stateless: sessionID == "", history: ot.history, system: ot.system, params: ot.params, output: ot.output}
 	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
 	defer done()
 	id := "chatcmpl-" + in.answerID
@@ -140,11 +365,10 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			writeOpenAIError(w, terr.api)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": agent.Name,
-			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": ans.Answer}, "finish_reason": "stop"}},
-			"usage":   ans.Usage,
-		})
+		content := ans.Answer
+		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: agent.Name,
+			Choices: []api.ChatChoice{{Message: api.AnswerMessage{Role: "assistant", Content: &content}, FinishReason: "stop"}},
+			Usage:   ans.Usage})
 		return
 	}
 	s.metrics.activeStreams.Inc()
@@ -155,21 +379,23 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	var sw *sseWriter
 	stop := make(chan struct{})
 	defer close(stop)
-	chunk := func(delta map[string]any, finish any) error {
-		return sw.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": agent.Name,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
+	chunk := func(delta api.ChunkDelta, finish *string) error {
+		return sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: agent.Name,
+			Choices: []api.ChunkChoice{{Delta: delta, FinishReason: finish}}})
 	}
 	start := func() {
 		if sw == nil {
 			sw = newSSEWriter(w, s.frameDeadline())
 			go sw.keepAlive(s.pingInterval(), stop)
-			chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+			empty := ""
+			chunk(api.ChunkDelta{Role: "assistant", Content: &empty}, nil)
 		}
 	}
 	in.sink = func(event string, data map[string]any) error {
 		if event == "message.delta" {
 			start()
-			return chunk(map[string]any{"content": data["text"]}, nil)
+			text, _ := data["text"].(string)
+			return chunk(api.ChunkDelta{Content: &text}, nil)
 		}
 		return nil
 	}
@@ -179,33 +405,43 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			writeOpenAIError(w, terr.api)
 			return
 		}
-		sw.data(map[string]any{"error": openAIErrorBody(terr.api)})
+		sw.data(openAIErrorBody(terr.api))
 		return
 	}
 	start()
-	chunk(map[string]any{}, "stop")
+	stopReason := "stop"
+	chunk(api.ChunkDelta{}, &stopReason)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		sw.data(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": agent.Name,
-			"choices": []any{}, "usage": ans.Usage})
+		sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: agent.Name,
+			Choices: []api.ChunkChoice{}, Usage: &ans.Usage})
 	}
 	sw.raw([]byte("data: [DONE]\n\n"))
 }
 
-func openAIErrorBody(e *apiError) map[string]any {
+// openAIErrorBody is e in OpenAI's error shape, which also carries the
+// API's code and the offending field.
+func openAIErrorBody(e *apiError) api.OpenAIError {
 	typ := "invalid_request_error"
 	switch {
 	case e.Status == http.StatusUnauthorized:
 		typ = "authentication_error"
+	case e.Status == http.StatusForbidden:
+		typ = "permission_error"
+	case e.Status == http.StatusNotFound:
+		typ = "invalid_request_error"
 	case e.Status == http.StatusTooManyRequests:
 		typ = "rate_limit_error"
 	case e.Status >= 500:
 		typ = "server_error"
 	}
-	return map[string]any{"message": e.Message, "type": typ, "code": e.Code, "param": nil}
+	d := api.OpenAIErrorDetail{Message: e.Message, Type: typ, Code: e.Code}
+	if e.Param != "" {
+		d.Param = &e.Param
+	}
+	return api.OpenAIError{Error: d}
 }
 
-// writeOpenAIError answers in OpenAI's error shape, which also carries the
-// API's code.
+// writeOpenAIError answers in OpenAI's error shape.
 func writeOpenAIError(w http.ResponseWriter, e *apiError) {
 	status := e.Status
 	if status == 499 {
@@ -214,5 +450,5 @@ func writeOpenAIError(w http.ResponseWriter, e *apiError) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(1))
 	}
-	writeJSON(w, status, map[string]any{"error": openAIErrorBody(e)})
+	writeJSON(w, status, openAIErrorBody(e))
 }

@@ -37,6 +37,8 @@ func TestOpenAINodeClient(t *testing.T) {
 		llmtest.Reply("Paris is the capital of France."),
 		llmtest.Turn{Text: "Rome is the capital of Italy.", Chunks: 5},
 		llmtest.Turn{Text: "Madrid.", Chunks: 2},
+		llmtest.Reply("Your name is Ada."),
+		llmtest.Reply(`{"city":"Paris"}`),
 	)
 	t.Cleanup(up.Close)
 	url, key := inProcess(t, up)
@@ -79,6 +81,18 @@ func TestOpenAINodeClient(t *testing.T) {
 		Helper struct {
 			Text string `json:"text"`
 		} `json:"helper"`
+		History struct {
+			Text         string `json:"text"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"history"`
+		Structured struct {
+			City string `json:"city"`
+		} `json:"structured"`
+		NError *struct {
+			Status int    `json:"status"`
+			Param  string `json:"param"`
+			Type   string `json:"type"`
+		} `json:"n_error"`
 		Error *struct {
 			Status     int    `json:"status"`
 			Code       string `json:"code"`
@@ -114,8 +128,8 @@ func TestOpenAINodeClient(t *testing.T) {
 	// The session carried history to the model: the third request holds
 	// the two earlier turns.
 	reqs := up.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d upstream requests, want 3", len(reqs))
+	if len(reqs) != 5 {
+		t.Fatalf("%d upstream requests, want 5", len(reqs))
 	}
 	var roles []string
 	for _, m := range reqs[2].Messages {
@@ -126,6 +140,44 @@ func TestOpenAINodeClient(t *testing.T) {
 	if mustJSON(roles) != mustJSON(want) {
 		t.Errorf("third upstream request = %v\nwant %v", roles, want)
 	}
+
+	// The conversation sent as history reached the model whole, with the
+	// client's system message after the agent's, and its parameters.
+	if got.History.Text != "Your name is Ada." || got.History.FinishReason != "stop" {
+		t.Errorf("history answer = %+v", got.History)
+	}
+	roles = nil
+	for _, m := range reqs[3].Messages {
+		roles = append(roles, m.Role+":"+m.Text())
+	}
+	want = []string{"system:Answer geography questions.\n\nBe terse.", "user:My name is Ada.", "assistant:Noted, Ada.", "user:What is my name?"}
+	if mustJSON(roles) != mustJSON(want) {
+		t.Errorf("history request = %v\nwant %v", roles, want)
+	}
+	var sent struct {
+		Temperature         *float64 `json:"temperature"`
+		MaxTokens           int      `json:"max_tokens"`
+		MaxCompletionTokens int      `json:"max_completion_tokens"`
+		Seed                *int64   `json:"seed"`
+		ResponseFormat      *struct {
+			Type string `json:"type"`
+		} `json:"response_format"`
+	}
+	json.Unmarshal(reqs[3].Body, &sent)
+	if sent.Temperature == nil || *sent.Temperature != 0.2 || max(sent.MaxTokens, sent.MaxCompletionTokens) != 50 || sent.Seed == nil || *sent.Seed != 3 {
+		t.Errorf("history request parameters: %s", reqs[3].Body)
+	}
+	if got.Structured.City != "Paris" {
+		t.Errorf("structured answer = %+v", got.Structured)
+	}
+	json.Unmarshal(reqs[4].Body, &sent)
+	if sent.ResponseFormat == nil || sent.ResponseFormat.Type != "json_schema" {
+		t.Errorf("structured request: %s", reqs[4].Body)
+	}
+	if got.NError == nil || got.NError.Status != 400 || got.NError.Param != "n" || got.NError.Type != "invalid_request_error" {
+		t.Errorf("n=2 error = %+v", got.NError)
+	}
+
 	msgs, err := c.Messages(t.Context(), b.Session)
 	if err != nil || len(msgs) != 6 {
 		t.Fatalf("session messages = %d, %v", len(msgs), err)

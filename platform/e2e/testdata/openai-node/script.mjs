@@ -79,4 +79,40 @@ try {
   out.error = { status: e.status, code: e.code ?? null, type: e.type ?? null, is_api_error: e instanceof OpenAI.APIError };
 }
 
+// A multi-turn conversation sent as history, as every OpenAI client sends
+// it: no X-Weft-Session, the client's own system message and sampling
+// parameters.
+const history = await client.chat.completions.create({
+  model,
+  messages: [
+    { role: "system", content: "Be terse." },
+    { role: "user", content: "My name is Ada." },
+    { role: "assistant", content: "Noted, Ada." },
+    { role: "user", content: "What is my name?" },
+  ],
+  temperature: 0.2,
+  max_completion_tokens: 50,
+  seed: 3,
+});
+out.history = { text: history.choices[0].message.content, finish_reason: history.choices[0].finish_reason };
+
+// A structured answer through response_format json_schema.
+const structured = await client.chat.completions.create({
+  model,
+  messages: [{ role: "user", content: "Capital of France as JSON." }],
+  response_format: {
+    type: "json_schema",
+    json_schema: { name: "capital", schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+  },
+});
+out.structured = JSON.parse(structured.choices[0].message.content);
+
+// n > 1 is refused with OpenAI's error shape, naming the parameter.
+try {
+  await client.chat.completions.create({ model, n: 2, messages: [{ role: "user", content: "hi" }] });
+  out.n_error = null;
+} catch (e) {
+  out.n_error = { status: e.status, param: e.param ?? null, type: e.type ?? null };
+}
+
 process.stdout.write(JSON.stringify(out) + "\n");
