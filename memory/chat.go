@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/tokens"
@@ -38,7 +37,6 @@ type ChatOption func(*chatConfig)
 type chatConfig struct {
 	store   Store
 	counter tokens.Counter
-	lockTTL time.Duration
 	key     func(id string) Key
 }
 
@@ -48,18 +46,9 @@ func WithStore(s Store) ChatOption { return func(c *chatConfig) { c.store = s } 
 // WithCounter sets the counter of Record.Tokens (default tokens.Estimator).
 func WithCounter(c tokens.Counter) ChatOption { return func(cc *chatConfig) { cc.counter = c } }
 
-// WithLockTTL sets the lease of a store's lock (see [Locker]; default
-// DefaultTurnLockTTL): how long a turn may hold its conversation before
-// another may take it over, and how long a crashed holder blocks it.
-func WithLockTTL(d time.Duration) ChatOption { return func(c *chatConfig) { c.lockTTL = d } }
-
 // WithKey maps memory IDs to store keys (default Key{Session: id}), for
 // example to put a tenant in front.
 func WithKey(f func(id string) Key) ChatOption { return func(c *chatConfig) { c.key = f } }
-
-// DefaultTurnLockTTL is the lease a Chat asks of a store's [Locker] for
-// one turn. Turns with slow models and tools outlast DefaultLockTTL.
-const DefaultTurnLockTTL = 2 * time.Minute
 
 // NewChat returns the memory of conversation key in store, bounded by w.
 // Turns are serialised with the store's [Locker] when it has one, and with
@@ -73,7 +62,7 @@ func NewChat(store Store, key Key, w Window, opts ...ChatOption) *Chat {
 	if c.counter == nil {
 		c.counter = tokens.Estimator{}
 	}
-	c.lock = lockFor(c.store, key, cfg.lockTTL, nil)
+	c.lock = lockFor(c.store, key, nil)
 	return c
 }
 

@@ -14,10 +14,6 @@ import (
 	"github.com/weftlabs/weft/tokens"
 )
 
-// DefaultLockTTL is the lease a Locker grants when Lock is called with a
-// ttl of zero or less.
-const DefaultLockTTL = 30 * time.Second
-
 // InMemory is the in-process [Store]. It also implements [Lister], [Locker]
 // and [Trimmer]. It is safe for concurrent use; conversations live as long
 // as the InMemory value. Records go in and come out as deep copies, so a
@@ -29,7 +25,7 @@ const DefaultLockTTL = 30 * time.Second
 type InMemory struct {
 	mu    sync.Mutex
 	convs map[Key]*conversation
-	locks map[Key]*lease
+	locks locks
 	// Ids of records appended without one are idPrefix (random, per
 	// store) followed by the hex of idSeq, a counter: unique without a
 	// call to crypto/rand per record.
@@ -49,29 +45,9 @@ type conversation struct {
 	updated time.Time
 }
 
-// lease is the lock of one conversation. It is kept while its conversation
-// exists and reused by every holder: gen tells one grant from the next, so
-// that a late release of an expired grant frees nothing.
-type lease struct {
-	held    bool
-	gen     uint64
-	expires time.Time
-	// done is made by the first waiter and closed when the grant ends.
-	done chan struct{}
-}
-
-// end ends the current grant and wakes the waiters.
-func (l *lease) end() {
-	l.held = false
-	if l.done != nil {
-		close(l.done)
-		l.done = nil
-	}
-}
-
 // NewInMemory returns an empty in-process store.
 func NewInMemory() *InMemory {
-	m := &InMemory{convs: map[Key]*conversation{}, locks: map[Key]*lease{}}
+	m := &InMemory{convs: map[Key]*conversation{}}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // crypto/rand.Read never fails
 	hex.Encode(m.idPrefix[:], seed[:])
@@ -304,10 +280,8 @@ func (m *InMemory) Delete(ctx context.Context, key Key) error {
 	}
 	m.mu.Lock()
 	delete(m.convs, key)
-	if l := m.locks[key]; l != nil && !l.held {
-		delete(m.locks, key)
-	}
 	m.mu.Unlock()
+	m.locks.forget(key)
 	return nil
 }
 
@@ -385,62 +359,17 @@ func (m *InMemory) Trim(ctx context.Context, key Key, before int64) error {
 	return nil
 }
 
-// Lock implements [Locker]. A holder that never calls release loses the
-// lock after ttl (DefaultLockTTL when ttl ≤ 0); its late release is then a
-// no-op and cannot free the next holder's lock.
-func (m *InMemory) Lock(ctx context.Context, key Key, ttl time.Duration) (release func(), err error) {
-	if ttl <= 0 {
-		ttl = DefaultLockTTL
-	}
-	for {
-		m.mu.Lock()
-		now := time.Now()
-		l := m.locks[key]
-		if l == nil {
-			l = &lease{}
-			m.locks[key] = l
-		}
-		if l.held && !now.Before(l.expires) {
-			l.end() // the holder died or overran: take over
-		}
-		if !l.held {
-			l.held = true
-			l.gen++
-			l.expires = now.Add(ttl)
-			gen := l.gen
-			m.mu.Unlock()
-			return func() { m.unlock(key, l, gen) }, nil
-		}
-		if l.done == nil {
-			l.done = make(chan struct{})
-		}
-		done, wait := l.done, l.expires.Sub(now)
-		m.mu.Unlock()
-
-		timer := time.NewTimer(wait)
-		select {
-		case <-done:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, fmt.Errorf("%w: %s: %w", ErrLockTimeout, key.String(), ctx.Err())
-		}
-		timer.Stop()
-	}
+// Lock implements [Locker] with the in-process lock table: the lock is
+// held until released or dropped (a holder cannot die apart from its
+// process, so there is nothing to renew); l.TTL does not apply.
+func (m *InMemory) Lock(ctx context.Context, key Key, l Lease) (release func(), err error) {
+	return m.locks.lock(ctx, key, l.Owner)
 }
 
-// unlock ends grant gen of l, if it is still current. The lease of a
-// conversation that does not exist is dropped with it.
-func (m *InMemory) unlock(key Key, l *lease, gen uint64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !l.held || l.gen != gen {
-		return
-	}
-	l.end()
-	if m.convs[key] == nil && m.locks[key] == l {
-		delete(m.locks, key)
-	}
+// Drop implements [Locker].
+func (m *InMemory) Drop(ctx context.Context, owner string) error {
+	m.locks.drop(owner)
+	return nil
 }
 
 // String renders the key as "tenant/agent/session", the form stores use in

@@ -80,14 +80,43 @@ type Lister interface {
 }
 
 // Locker is implemented by stores that serialise turns on one conversation,
-// across processes for shared backends (a lease lock in Redis, an advisory
-// lock in PostgreSQL, a mutex in-process).
+// across processes for shared backends (a lease row in SQL, a lease key in
+// Redis, a lock table in-process).
+//
+// A lock is a lease held by an owner, an id of the process (see
+// [Lease.Owner]). While it is held the holder's process renews it every
+// TTL/3 (a heartbeat), so a turn may run as long as it needs; when the
+// holder's process dies, the heartbeat stops and the lease lapses within
+// TTL. A process that starts again under the same owner calls Drop to end
+// at once the leases its previous life left. In-process locks die with
+// their process and need neither.
 type Locker interface {
-	// Lock waits until the conversation is free or ctx ends, and returns a
-	// release function. The lock lapses after ttl if its holder dies. When
-	// ctx ends first, the error matches ErrLockTimeout.
-	Lock(ctx context.Context, key Key, ttl time.Duration) (release func(), err error)
+	// Lock waits until the conversation is free or ctx ends, takes its
+	// lease for l.Owner, and returns the function that releases it (a
+	// second call does nothing). When ctx ends first, the error matches
+	// ErrLockTimeout.
+	Lock(ctx context.Context, key Key, l Lease) (release func(), err error)
+	// Drop ends every lease owner holds. A release by a dropped holder
+	// frees nothing.
+	Drop(ctx context.Context, owner string) error
 }
+
+// Lease says who takes a lock and how long it outlives a holder that stops
+// renewing it.
+type Lease struct {
+	// Owner names the holder's process: stable across restarts of one
+	// server (weft serve keeps it in its data directory), distinct between
+	// processes that share a store. Empty means anonymous, which Drop
+	// cannot name.
+	Owner string
+	// TTL is how long the lease lasts without a heartbeat; zero or less
+	// means DefaultLeaseTTL.
+	TTL time.Duration
+}
+
+// DefaultLeaseTTL is how long a lock outlives a holder that died. Holders
+// renew their leases every third of it.
+const DefaultLeaseTTL = 10 * time.Second
 
 // Trimmer is implemented by stores that can drop old records.
 type Trimmer interface {

@@ -2,11 +2,8 @@ package memory
 
 import (
 	"context"
-	"errors"
-	"hash/maphash"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/weftlabs/weft/tokens"
 )
@@ -17,7 +14,7 @@ import (
 type Chats struct {
 	cfg     chatConfig
 	window  Window
-	locks   *stripes
+	locks   *locks
 	newChat func(id string) *Chat
 
 	mu    sync.Mutex
@@ -64,7 +61,7 @@ func newChats(w Window, opts []ChatOption) *Chats {
 		c.cfg.key = func(id string) Key { return Key{Session: id} }
 	}
 	if _, ok := c.cfg.store.(Locker); !ok {
-		c.locks = newStripes()
+		c.locks = &locks{prune: true}
 	}
 	return c
 }
@@ -86,7 +83,7 @@ func (cs *Chats) Chat(id string) *Chat {
 	}
 	key := cs.cfg.key(id)
 	c := &Chat{store: cs.cfg.store, key: key, window: cs.window, counter: cs.cfg.counter}
-	c.lock = lockFor(cs.cfg.store, key, cs.cfg.lockTTL, cs.locks)
+	c.lock = lockFor(cs.cfg.store, key, cs.locks)
 	cs.chats[id] = c
 	return c
 }
@@ -113,54 +110,4 @@ func (cs *Chats) Evict(ctx context.Context, id string) error {
 	delete(cs.chats, id)
 	cs.mu.Unlock()
 	return nil
-}
-
-// lockFor returns the lock function of a conversation: the store's Locker
-// when it has one, else a stripe of an in-process lock table.
-func lockFor(store Store, key Key, ttl time.Duration, s *stripes) func(context.Context) (func(), error) {
-	if ttl <= 0 {
-		ttl = DefaultTurnLockTTL
-	}
-	if l, ok := store.(Locker); ok {
-		return func(ctx context.Context) (func(), error) { return l.Lock(ctx, key, ttl) }
-	}
-	if s == nil {
-		s = newStripes()
-	}
-	sem := s.of(key)
-	return func(ctx context.Context) (func(), error) {
-		select {
-		case sem <- struct{}{}:
-			return func() { <-sem }, nil
-		case <-ctx.Done():
-			return nil, errors.Join(ErrLockTimeout, ctx.Err())
-		}
-	}
-}
-
-// stripes is a fixed table of semaphores that conversations hash onto. Two
-// conversations may share a stripe and then wait for each other, which
-// costs some concurrency but never correctness, and the table never grows.
-type stripes struct {
-	seed maphash.Seed
-	sems [64]chan struct{}
-}
-
-func newStripes() *stripes {
-	s := &stripes{seed: maphash.MakeSeed()}
-	for i := range s.sems {
-		s.sems[i] = make(chan struct{}, 1)
-	}
-	return s
-}
-
-func (s *stripes) of(k Key) chan struct{} {
-	var h maphash.Hash
-	h.SetSeed(s.seed)
-	h.WriteString(k.Tenant)
-	h.WriteByte(0)
-	h.WriteString(k.Agent)
-	h.WriteByte(0)
-	h.WriteString(k.Session)
-	return s.sems[h.Sum64()%uint64(len(s.sems))]
 }

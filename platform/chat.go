@@ -19,11 +19,6 @@ import (
 	"github.com/weftlabs/weft/tool/toolname"
 )
 
-// sessionLease is how long a turn holds its session. The lease is not
-// renewed: a replica that dies mid-turn frees the session after it, and a
-// turn that runs longer no longer excludes the next one.
-const sessionLease = 2 * time.Minute
-
 // MaxQueryBytes bounds a chat query (64 KiB); longer ones are a 400.
 const MaxQueryBytes = 64 << 10
 
@@ -245,7 +240,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 
 	if l, ok := s.sessions.(memory.Locker); ok {
 		lctx, cancel := context.WithTimeout(ctx, s.lockWait())
-		release, err := l.Lock(lctx, key, sessionLease)
+		release, err := l.Lock(lctx, key, memory.Lease{Owner: s.cfg.Instance})
 		cancel()
 		if err != nil {
 			if errors.Is(err, memory.ErrLockTimeout) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -167,6 +168,18 @@ func Run(ctx context.Context, o Options) error {
 		sessions = ls
 	}
 
+	instance, err := instanceID(o.DataDir, o.Getenv)
+	if err != nil {
+		return err
+	}
+	if l, ok := sessions.(memory.Locker); ok {
+		// A turn that this instance was running when it died holds its
+		// session until the lease lapses; it is dead, so free it now.
+		if err := l.Drop(ctx, instance); err != nil {
+			return fmt.Errorf("session store: %w", err)
+		}
+	}
+
 	if err := bootstrapAndLog(ctx, metaStore, o.AdminKey, o.DataDir, log); err != nil {
 		return err
 	}
@@ -184,7 +197,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log,
-		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv}
+		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}
@@ -233,4 +246,27 @@ func Run(ctx context.Context, o Options) error {
 	}
 	<-ended
 	return nil
+}
+
+// instanceID returns the id of this server in session leases:
+// WEFT_INSTANCE_ID when set, else the one kept in <dataDir>/instance.id,
+// made at first start. Replicas must not share a data directory (or an
+// id): each drops the leases of its id at start.
+func instanceID(dataDir string, getenv func(string) string) (string, error) {
+	if id := getenv("WEFT_INSTANCE_ID"); id != "" {
+		return id, nil
+	}
+	path := filepath.Join(dataDir, "instance.id")
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("instance id: %w", err)
+	}
+	id := meta.NewID("weft")
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("instance id: %w", err)
+	}
+	return id, nil
 }

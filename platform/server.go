@@ -63,6 +63,12 @@ type Config struct {
 	// Ingestion bounds document ingestion: workers, per-tenant concurrency
 	// and the loader's limits.
 	Ingestion IngestOptions
+	// Instance names this server process in session leases (see
+	// memory.Lease): stable across restarts, distinct between replicas
+	// that share a store. weft serve keeps it in <data dir>/instance.id
+	// (or takes WEFT_INSTANCE_ID) and drops the leases of its previous run
+	// at start. Empty means a random id for this Server.
+	Instance string
 }
 
 // Server is the agent platform's HTTP API (see API.md). It is an
@@ -108,6 +114,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.DefaultModel == "" {
 		cfg.DefaultModel = "scripted/demo"
+	}
+	if cfg.Instance == "" {
+		cfg.Instance = meta.NewID("weft")
 	}
 	if cfg.CacheTTL == 0 {
 		cfg.CacheTTL = 30 * time.Second

@@ -53,7 +53,8 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"List", testList},
 		{"Trim", testTrim},
 		{"Lock", testLock},
-		{"LockExpires", testLockExpires},
+		{"LockDrop", testLockDrop},
+		{"LeaseRenewed", testLeaseRenewed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -659,13 +660,13 @@ func testLock(t *testing.T, s memory.Store) {
 		t.Skip("store is not a Locker")
 	}
 	k := newKey("lock")
-	release, err := lk.Lock(ctxFor(t), k, time.Minute)
+	release, err := lk.Lock(ctxFor(t), k, memory.Lease{Owner: "memorytest"})
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
 
 	// Another conversation is not blocked.
-	other, err := lk.Lock(ctxFor(t), newKey("lock-other"), time.Minute)
+	other, err := lk.Lock(ctxFor(t), newKey("lock-other"), memory.Lease{Owner: "memorytest"})
 	if err != nil {
 		t.Fatalf("Lock of another conversation: %v", err)
 	}
@@ -673,7 +674,7 @@ func testLock(t *testing.T, s memory.Store) {
 
 	// A second locker waits until its deadline.
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
-	_, err = lk.Lock(ctx, k, time.Minute)
+	_, err = lk.Lock(ctx, k, memory.Lease{})
 	cancel()
 	if !errors.Is(err, memory.ErrLockTimeout) {
 		t.Fatalf("Lock of a held conversation: err = %v, want ErrLockTimeout", err)
@@ -683,7 +684,7 @@ func testLock(t *testing.T, s memory.Store) {
 	got := make(chan func(), 1)
 	errc := make(chan error, 1)
 	go func() {
-		r, err := lk.Lock(ctxFor(t), k, time.Minute)
+		r, err := lk.Lock(ctxFor(t), k, memory.Lease{Owner: "memorytest"})
 		if err != nil {
 			errc <- err
 			return
@@ -708,28 +709,80 @@ func testLock(t *testing.T, s memory.Store) {
 	}
 }
 
-func testLockExpires(t *testing.T, s memory.Store) {
+func testLockDrop(t *testing.T, s memory.Store) {
 	lk, ok := s.(memory.Locker)
 	if !ok {
 		t.Skip("store is not a Locker")
 	}
-	k := newKey("lock-ttl")
-	// The holder "dies": it never releases within its ttl.
-	dead, err := lk.Lock(ctxFor(t), k, 200*time.Millisecond)
+	k := newKey("lock-drop")
+	owner, other := "owner-"+random(), "owner-"+random()
+	// The previous life of owner left a lease; another owner holds another
+	// conversation.
+	dead, err := lk.Lock(ctxFor(t), k, memory.Lease{Owner: owner})
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
-	next, err := lk.Lock(ctxFor(t), k, time.Minute)
+	k2 := newKey("lock-drop-other")
+	kept, err := lk.Lock(ctxFor(t), k2, memory.Lease{Owner: other})
 	if err != nil {
-		t.Fatalf("Lock after the holder's ttl: %v", err)
+		t.Fatalf("Lock: %v", err)
 	}
-	// The late release of the dead holder must not free the new holder.
-	dead()
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
-	_, err = lk.Lock(ctx, k, time.Minute)
+	defer kept()
+	if err := lk.Drop(ctxFor(t), owner); err != nil {
+		t.Fatalf("Drop: %v", err)
+	}
+	// The dropped conversation is free at once (well within the default
+	// TTL the lease had left).
+	ctx, cancel := context.WithTimeout(t.Context(), memory.DefaultLeaseTTL/2)
+	next, err := lk.Lock(ctx, k, memory.Lease{Owner: other})
+	cancel()
+	if err != nil {
+		t.Fatalf("Lock after Drop of its holder: %v", err)
+	}
+	// The other owner's lease was not dropped.
+	ctx, cancel = context.WithTimeout(t.Context(), 150*time.Millisecond)
+	_, err = lk.Lock(ctx, k2, memory.Lease{})
 	cancel()
 	if !errors.Is(err, memory.ErrLockTimeout) {
-		t.Fatalf("Lock after a stale release: err = %v, want ErrLockTimeout", err)
+		t.Fatalf("Lock of another owner's conversation after Drop: err = %v, want ErrLockTimeout", err)
+	}
+	// The dropped holder's late release must not free the new holder.
+	dead()
+	ctx, cancel = context.WithTimeout(t.Context(), 150*time.Millisecond)
+	_, err = lk.Lock(ctx, k, memory.Lease{})
+	cancel()
+	if !errors.Is(err, memory.ErrLockTimeout) {
+		t.Fatalf("Lock after a dropped holder's release: err = %v, want ErrLockTimeout", err)
+	}
+	next()
+	if err := lk.Drop(ctxFor(t), "owner-"+random()); err != nil {
+		t.Fatalf("Drop of an owner with no lease: %v", err)
+	}
+}
+
+// testLeaseRenewed holds a lock for several of its TTLs: the heartbeat
+// keeps it.
+func testLeaseRenewed(t *testing.T, s memory.Store) {
+	lk, ok := s.(memory.Locker)
+	if !ok {
+		t.Skip("store is not a Locker")
+	}
+	k := newKey("lock-renewed")
+	const ttl = time.Second
+	release, err := lk.Lock(ctxFor(t), k, memory.Lease{Owner: "memorytest", TTL: ttl})
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*ttl)
+	_, err = lk.Lock(ctx, k, memory.Lease{})
+	cancel()
+	if !errors.Is(err, memory.ErrLockTimeout) {
+		t.Fatalf("Lock while the holder lives, after 3 TTLs: err = %v, want ErrLockTimeout", err)
+	}
+	release()
+	next, err := lk.Lock(ctxFor(t), k, memory.Lease{})
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
 	}
 	next()
 }

@@ -3,6 +3,7 @@ package memorytest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,8 @@ const (
 	envHelper  = "WEFT_MEMORYTEST_HELPER" // set in helper processes
 	envKey     = "WEFT_MEMORYTEST_KEY"    // tenant/agent/session
 	envWriter  = "WEFT_MEMORYTEST_WRITER"
-	envCount   = "WEFT_MEMORYTEST_COUNT" // 0: append until killed
+	envCount   = "WEFT_MEMORYTEST_COUNT"    // 0: append until killed
+	envLockTTL = "WEFT_MEMORYTEST_LOCK_TTL" // set: hold the key's lock instead
 	helperTest = "TestHelperProcess"
 )
 
@@ -45,6 +47,9 @@ func HelperProcess(t *testing.T, open func() (memory.Store, error)) {
 		fail(fmt.Errorf("bad %s %q", envKey, os.Getenv(envKey)))
 	}
 	key := memory.Key{Tenant: parts[0], Agent: parts[1], Session: parts[2]}
+	if v := os.Getenv(envLockTTL); v != "" {
+		holdLock(open, key, v, fail)
+	}
 	writer, err1 := strconv.Atoi(os.Getenv(envWriter))
 	count, err2 := strconv.Atoi(os.Getenv(envCount))
 	if err1 != nil || err2 != nil {
@@ -66,6 +71,79 @@ func HelperProcess(t *testing.T, open func() (memory.Store, error)) {
 		fmt.Fprintf(os.Stdout, "ack %d %s\n", out[0].Seq, out[0].ID)
 	}
 	os.Exit(0)
+}
+
+// holdLock is the helper that takes key's lock, says "locked", and holds
+// it until killed.
+func holdLock(open func() (memory.Store, error), key memory.Key, ttl string, fail func(error)) {
+	d, err := time.ParseDuration(ttl)
+	if err != nil {
+		fail(err)
+	}
+	s, err := open()
+	if err != nil {
+		fail(err)
+	}
+	lk, ok := s.(memory.Locker)
+	if !ok {
+		fail(fmt.Errorf("%T is not a Locker", s))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := lk.Lock(ctx, key, memory.Lease{Owner: "memorytest-helper", TTL: d}); err != nil {
+		fail(err)
+	}
+	fmt.Fprintln(os.Stdout, "locked")
+	select {} // until killed
+}
+
+// KillHolder starts a child process (see [HelperProcess]) that takes a
+// conversation's lock with a lease of ttl and holds it, checks that the
+// lock stays held past its ttl while the child lives (the child's
+// heartbeat renews it), kills the child with SIGKILL, and checks that the
+// lock is then taken within a few ttls: a dead holder blocks no one for
+// long.
+func KillHolder(t *testing.T, s memory.Store, env []string, ttl time.Duration) {
+	t.Helper()
+	lk, ok := s.(memory.Locker)
+	if !ok {
+		t.Fatalf("%T is not a Locker", s)
+	}
+	key := newKey("killed-holder")
+	cmd := helper(t, append(env, envLockTTL+"="+ttl.String()), key, 0, 0)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || sc.Text() != "locked" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("helper did not lock: %q %v", sc.Text(), sc.Err())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*ttl)
+	_, err = lk.Lock(ctx, key, memory.Lease{})
+	cancel()
+	if !errors.Is(err, memory.ErrLockTimeout) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("Lock while the holder lives, after 3 TTLs: err = %v, want ErrLockTimeout", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait() // killed: the error is expected
+	// Bounded generously (CPU is shared): the point is that it ends.
+	ctx, cancel = context.WithTimeout(t.Context(), 10*ttl+10*time.Second)
+	release, err := lk.Lock(ctx, key, memory.Lease{})
+	cancel()
+	if err != nil {
+		t.Fatalf("Lock after its holder was killed: %v", err)
+	}
+	release()
 }
 
 func helper(t *testing.T, env []string, key memory.Key, writer, count int) *exec.Cmd {

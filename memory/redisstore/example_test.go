@@ -22,7 +22,7 @@ func ExampleOpen() {
 	key := memory.Key{Tenant: "acme", Agent: "support", Session: "s-1"}
 
 	// One turn at a time per conversation, across replicas.
-	release, err := s.Lock(ctx, key, time.Minute)
+	release, err := s.Lock(ctx, key, memory.Lease{Owner: "replica-1"})
 	if err != nil {
 		fmt.Println(err) // matches memory.ErrLockTimeout when ctx ends first
 		return

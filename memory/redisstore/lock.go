@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -10,18 +11,20 @@ import (
 	"github.com/weftlabs/weft/memory/internal/lease"
 )
 
-// Lock implements [memory.Locker] with a lease: SET NX PX with a random
-// token, released by a script that deletes the key only while it still
-// holds that token. A waiter retries with a backoff from 2 ms up to 100 ms
-// until the lease is free or ctx ends. A holder that dies loses the lock
-// after ttl (memory.DefaultLockTTL when ttl ≤ 0). A waiter in the process
-// that releases the lock is woken at once.
-func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (release func(), err error) {
+// Lock implements [memory.Locker] with a lease: SET NX PX with a token
+// "<owner>/<random>", renewed by a heartbeat every TTL/3 while the lock is
+// held, and released by a script that deletes the key only while it still
+// holds that token. The lock's key is also added to the owner's set
+// (<prefix>:owner:<len>:<owner>) so that [Store.Drop] can find it. A waiter
+// retries with a backoff from 2 ms up to 100 ms until the lease is free or
+// ctx ends. A waiter in the process that releases the lock is woken at once.
+func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (release func(), err error) {
+	ttl := l.TTL
 	if ttl <= 0 {
-		ttl = memory.DefaultLockTTL
+		ttl = memory.DefaultLeaseTTL
 	}
 	lk := s.keys(key).lock
-	token := memory.NewID()
+	token := lease.Token(l.Owner)
 	err = lease.Acquire(ctx, &s.wakeups, lk, func() (bool, error) {
 		return s.client.SetNX(ctx, lk, token, ttl).Result()
 	})
@@ -31,15 +34,57 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (re
 		}
 		return nil, fail("lock", key, err)
 	}
+	owners := s.ownerKey(l.Owner)
+	if l.Owner != "" {
+		// Best effort: without it the lease still lapses after ttl.
+		_ = s.client.SAdd(ctx, owners, lk).Err()
+	}
+	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
+	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
+		n, err := renewScript.Run(ctx, s.client, []string{lk}, token, ms).Int()
+		return n == 1, err
+	})
 	var once sync.Once
-	return func() { once.Do(func() { s.unlock(lk, token) }) }, nil
+	return func() {
+		once.Do(func() {
+			stop()
+			s.unlock(lk, token, owners, l.Owner != "")
+		})
+	}, nil
+}
+
+func (s *Store) ownerKey(owner string) string {
+	return s.prefix + ":owner:" + strconv.Itoa(len(owner)) + ":" + owner
 }
 
 // unlock releases a lease. Release has no context of its own; it gets 5 s,
 // after which the lease simply expires.
-func (s *Store) unlock(lock, token string) {
+func (s *Store) unlock(lock, token, owners string, owned bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err()
+	if owned {
+		_ = s.client.SRem(ctx, owners, lock).Err()
+	}
 	s.wakeups.Wake(lock)
+}
+
+// Drop implements [memory.Locker]: it deletes the locks in owner's set
+// whose token is still owner's, then the set.
+func (s *Store) Drop(ctx context.Context, owner string) error {
+	owners := s.ownerKey(owner)
+	locks, err := s.client.SMembers(ctx, owners).Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: drop the leases of %q: %w", owner, err)
+	}
+	for _, lk := range locks {
+		if err := dropScript.Run(ctx, s.client, []string{lk}, lease.Prefix(owner)).Err(); err != nil {
+			return fmt.Errorf("redisstore: drop the leases of %q: %w", owner, err)
+		}
+		s.wakeups.Wake(lk)
+	}
+	if err := s.client.Del(ctx, owners).Err(); err != nil {
+		return fmt.Errorf("redisstore: drop the leases of %q: %w", owner, err)
+	}
+	return nil
 }

@@ -191,6 +191,7 @@ func TestCrossProcess(t *testing.T) {
 	env := []string{envURL + "=" + url, envPrefix + "=" + prefix}
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 60) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 40) })
+	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
 }
 
 func TestKeysStayInOneSlot(t *testing.T) {

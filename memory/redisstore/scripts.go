@@ -119,3 +119,23 @@ var unlockScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
+
+// renewScript extends a lock's lease only if it still holds the holder's
+// token.
+//
+//	KEYS: lock
+//	ARGV: token, ttl (ms)
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`)
+
+// dropScript deletes a lock only if its token has the owner's prefix.
+//
+//	KEYS: lock
+//	ARGV: owner prefix ("<owner>/")
+var dropScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/internal/lease"
@@ -12,16 +13,17 @@ import (
 
 // Lock implements [memory.Locker] with a lease row in memory_locks: taking
 // the lock inserts the row, or takes it over when its lease has expired;
-// releasing deletes it if it still holds this holder's token. A waiter polls
-// with a backoff from 2 ms up to 100 ms until the lock is free or ctx ends.
-// A holder that dies loses the lock after ttl (memory.DefaultLockTTL when
-// ttl ≤ 0). Expiry is judged by the clocks of the processes involved. A
+// a heartbeat pushes expires_at forward every TTL/3 while the lock is held;
+// releasing deletes the row if it still holds this holder's token. A
+// waiter polls with a backoff from 2 ms up to 100 ms until the lock is free
+// or ctx ends. Expiry is judged by the clocks of the processes involved. A
 // waiter in the process that releases the lock is woken at once.
-func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (release func(), err error) {
+func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (release func(), err error) {
+	ttl := l.TTL
 	if ttl <= 0 {
-		ttl = memory.DefaultLockTTL
+		ttl = memory.DefaultLeaseTTL
 	}
-	token := memory.NewID()
+	token := lease.Token(l.Owner)
 	err = lease.Acquire(ctx, &s.wakeups, key.String(), func() (bool, error) {
 		now := time.Now()
 		res, err := s.execContext(ctx, nil, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session,
@@ -38,19 +40,38 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, ttl time.Duration) (re
 		}
 		return nil, s.fail("lock", key, err)
 	}
-	return s.releaser(key, token), nil
-}
-
-// releaser returns the release function of one lease. Release has no
-// context of its own; it gets 5 s, after which the lease simply expires.
-func (s *Store) releaser(key memory.Key, token string) func() {
+	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
+		res, err := s.execContext(ctx, nil, s.queries.lockRenew, time.Now().Add(ttl).UnixNano(), key.Tenant, key.Agent, key.Session, token)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n == 1, err
+	})
 	var once sync.Once
-	return func() { once.Do(func() { s.release(key, token) }) }
+	return func() {
+		once.Do(func() {
+			stop()
+			s.release(key, token)
+		})
+	}, nil
 }
 
+// release deletes a lease. Release has no context of its own; it gets 5 s,
+// after which the lease simply expires.
 func (s *Store) release(key memory.Key, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = s.execContext(ctx, nil, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
 	s.wakeups.Wake(key.String())
+}
+
+// Drop implements [memory.Locker]: it deletes the lease rows whose token
+// is owner's.
+func (s *Store) Drop(ctx context.Context, owner string) error {
+	p := lease.Prefix(owner)
+	if _, err := s.execContext(ctx, nil, s.queries.lockDrop, utf8.RuneCountInString(p), p); err != nil {
+		return fmt.Errorf("sqlstore: drop the leases of %q: %w", owner, err)
+	}
+	return nil
 }

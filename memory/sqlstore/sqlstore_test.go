@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -176,6 +177,7 @@ func TestSQLiteCrossProcess(t *testing.T) {
 	env := []string{envBackend + "=sqlite", envTarget + "=" + path}
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
+	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
 }
 
 func TestPostgresCrossProcess(t *testing.T) {
@@ -185,6 +187,7 @@ func TestPostgresCrossProcess(t *testing.T) {
 	env := []string{envBackend + "=postgres", envTarget + "=" + dsn}
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
+	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
 }
 
 // statements counts the statements pgx sends.

@@ -8,7 +8,7 @@
 //	memory_messages  (tenant, agent, session, seq) → msg_id, tokens, partial, created_at, message (JSON)
 //	                 seq 0 is the system record; a unique index on
 //	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
-//	memory_locks     (tenant, agent, session) → token, expires_at: the Locker's leases
+//	memory_locks     (tenant, agent, session) → token ("<owner>/<random>"), expires_at: the Locker's leases
 //
 // Times are Unix nanoseconds. On PostgreSQL, Append is one statement, a
 // call of the memory_append function the migrations install: it upserts the
@@ -172,7 +172,7 @@ const preparedBatch = 4
 // pool's connections in transactions.
 func (s *Store) prepare(ctx context.Context) error {
 	q := s.queries
-	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.load, q.lockAcquire, q.lockRelease}
+	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.load, q.lockAcquire, q.lockRelease, q.lockRenew}
 	for n := 1; n <= preparedBatch; n++ {
 		texts = append(texts, s.insertQuery(n), s.idsQuery(n))
 	}
@@ -263,7 +263,7 @@ func (s *Store) q(query string) string {
 type queries struct {
 	upsertSession, selectSystem, upsertSystem, updateSession              string
 	load, deleteMessages, deleteSession, trim, trimCount, list, listAgent string
-	lockAcquire, lockRelease                                              string
+	lockAcquire, lockRelease, lockRenew, lockDrop                         string
 }
 
 const cols = `seq, msg_id, tokens, partial, created_at, message`
@@ -311,6 +311,8 @@ func prepareQueries(q func(string) string) queries {
 			ON CONFLICT (tenant, agent, session) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
 			WHERE memory_locks.expires_at <= ?`),
 		lockRelease: q(`DELETE FROM memory_locks WHERE tenant = ? AND agent = ? AND session = ? AND token = ?`),
+		lockRenew:   q(`UPDATE memory_locks SET expires_at = ? WHERE tenant = ? AND agent = ? AND session = ? AND token = ?`),
+		lockDrop:    q(`DELETE FROM memory_locks WHERE substr(token, 1, ?) = ?`),
 	}
 }
 

@@ -1,13 +1,65 @@
 // Package lease holds what the shared stores' lease locks have in common:
-// waiting for a lease with backoff, and waking the waiters of this process
-// at once when this process releases one.
+// waiting for a lease with backoff, waking the waiters of this process at
+// once when this process releases one, the heartbeat that renews a held
+// lease, and tokens that name their owner.
 package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 )
+
+// Token returns a fresh lease token of owner: "<owner>/<random>", so that
+// the leases of one owner can be found by prefix.
+func Token(owner string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return owner + "/" + hex.EncodeToString(b[:])
+}
+
+// Prefix is the prefix of owner's tokens.
+func Prefix(owner string) string { return owner + "/" }
+
+// Owned reports whether token is one of owner's.
+func Owned(token, owner string) bool { return strings.HasPrefix(token, Prefix(owner)) }
+
+// Keep renews a held lease every ttl/3 until stop is called (stop waits for
+// a renewal in flight). renew reports whether the lease is still this
+// holder's; once it is not (it lapsed and was taken, or was dropped), the
+// heartbeat ends. A renewal that fails is tried again at the next beat.
+func Keep(ttl time.Duration, renew func(ctx context.Context) (bool, error)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			rctx, rcancel := context.WithTimeout(ctx, ttl/3)
+			held, err := renew(rctx)
+			rcancel()
+			if err == nil && !held {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+}
 
 // Wakeups tells waiters in this process at once when a lock they wait for
 // is released by this process; waiting on holders in other processes polls.
