@@ -227,16 +227,21 @@ func TestReadyzChecksSessions(t *testing.T) {
 	}
 	e.srv.sessions = store
 	var got struct {
-		Ready  bool
+		Status string
 		Checks map[string]string
 	}
-	e.do("", "GET", "/readyz", nil, &got)
-	if !got.Ready || got.Checks["sessions"] != "ok" {
+	e.do(e.admin, "GET", "/readyz", nil, &got)
+	if got.Status != "ready" || got.Checks["sessions"] != "ok" {
 		t.Fatalf("readyz = %+v", got)
 	}
 	store.Close()
-	resp := e.do("", "GET", "/readyz", nil, &got)
-	if resp.StatusCode != http.StatusServiceUnavailable || got.Ready || got.Checks["sessions"] == "ok" {
+	resp := e.do(e.admin, "GET", "/readyz", nil, &got)
+	if resp.StatusCode != http.StatusServiceUnavailable || got.Status != "unavailable" || got.Checks["sessions"] == "ok" {
 		t.Fatalf("readyz with a closed store = %d %+v", resp.StatusCode, got)
+	}
+	// Without a key: the verdict only, no error text.
+	resp = e.do("", "GET", "/readyz", nil, nil)
+	if b := strings.TrimSpace(body(resp)); resp.StatusCode != http.StatusServiceUnavailable || b != `{"status":"unavailable"}` {
+		t.Fatalf("anonymous readyz with a closed store = %d %s", resp.StatusCode, b)
 	}
 }

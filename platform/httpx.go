@@ -1,12 +1,15 @@
 package platform
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
@@ -41,6 +44,8 @@ type apiError struct {
 	Message string `json:"message"`
 	// Param names the offending request field, for OpenAI's error shape.
 	Param string `json:"-"`
+	// cause is the error behind an internal error: logged, never answered.
+	cause error
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -70,7 +75,9 @@ func asAPIError(err error) *apiError {
 	case errors.Is(err, meta.ErrConflict):
 		return errorf(http.StatusConflict, CodeConflict, "%s", strings.TrimPrefix(err.Error(), "meta: "))
 	}
-	return errorf(http.StatusInternalServerError, CodeInternal, "internal error")
+	e := errorf(http.StatusInternalServerError, CodeInternal, "internal error")
+	e.cause = err
+	return e
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -81,7 +88,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
+// writeError answers e. The cause of an internal error goes to the request
+// log line (see instrument), so that no 500 is left unexplained.
 func writeError(w http.ResponseWriter, e *apiError) {
+	if sw, ok := w.(*statusWriter); ok && e.cause != nil {
+		sw.cause = e.cause
+	}
 	writeJSON(w, e.Status, api.Error{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}})
 }
 
@@ -93,7 +105,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
 }
 
 func decodeBody(body io.Reader, v any) *apiError {
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return decodeError(err)
+	}
+	if e := checkJSONText(raw); e != nil {
+		return e
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
@@ -124,6 +143,99 @@ func decodeError(err error) *apiError {
 		return invalid("request body is truncated JSON")
 	}
 	return invalid("invalid request body: %v", err)
+}
+
+// checkText refuses text that PostgreSQL cannot store — a NUL byte or
+// invalid UTF-8 — naming field, so that every store gives the same answer.
+func checkText(field, s string) *apiError {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return invalid("field %q contains a NUL character (\\u0000), which cannot be stored", field)
+	case !utf8.ValidString(s):
+		return invalid("field %q is not valid UTF-8", field)
+	}
+	return nil
+}
+
+// checkJSONText applies checkText to every string of a JSON body, object
+// keys included (encoding/json would turn invalid UTF-8 into U+FFFD
+// silently). The walk runs only when the body holds a \u0000 escape or
+// invalid UTF-8; malformed JSON is left to the decoder to report.
+func checkJSONText(raw []byte) *apiError {
+	if utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`)) {
+		return nil
+	}
+	type frame struct {
+		obj     bool
+		wantKey bool
+		key     string
+		idx     int
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			switch {
+			case f.obj && b.Len() > 0:
+				b.WriteString("." + f.key)
+			case f.obj:
+				b.WriteString(f.key)
+			default:
+				b.WriteString("[" + strconv.Itoa(f.idx) + "]")
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or malformed JSON: Decode says which
+		}
+		span := raw[start:dec.InputOffset()] // the token, after a delimiter or spaces
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if str, ok := tok.(string); ok && top != nil && top.obj && top.wantKey {
+			top.wantKey, top.key = false, str
+			if e := checkText(path(), str); e != nil {
+				return e
+			}
+			if !utf8.Valid(span) {
+				return invalid("field %q: its name is not valid UTF-8", path())
+			}
+			continue
+		}
+		// A value.
+		if top != nil {
+			if top.obj {
+				top.wantKey = true
+			} else {
+				top.idx++
+			}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			stack = append(stack, frame{obj: t == '{', wantKey: t == '{', idx: -1})
+		case string:
+			field := path()
+			if field == "" {
+				field = "(body)"
+			}
+			if e := checkText(field, t); e != nil {
+				return e
+			}
+			if !utf8.Valid(span) {
+				return checkText(field, string(span))
+			}
+		}
+	}
 }
 
 func jsonType(kind string) string {

@@ -390,6 +390,9 @@ func readUpload(w http.ResponseWriter, r *http.Request) (string, []byte, *apiErr
 		if name == "" {
 			return "", nil, invalid("field \"name\": the upload has no file name")
 		}
+		if e := checkText("name", name); e != nil {
+			return "", nil, e
+		}
 		return name, data, nil
 	}
 	var req struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/redisstore"
 	"github.com/weftlabs/weft/memory/sqlstore"
@@ -102,7 +103,13 @@ func DetectDefaultModel(getenv func(string) string) (spec string, ok bool) {
 // then it shuts down gracefully: it stops accepting, ends open streams with
 // a terminal event, saves partial answers, and returns within the shutdown
 // timeout.
+//
+// A URL or DSN in the error it returns has its password masked.
 func Run(ctx context.Context, o Options) error {
+	return redact.Error(run(ctx, o))
+}
+
+func run(ctx context.Context, o Options) error {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:8080"
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/netguard"
@@ -265,6 +266,7 @@ func requestID(ctx context.Context) string {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	cause  error // of an internal error, for the log
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -302,10 +304,14 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 		}
 		s.metrics.observeRequest(route, code, d)
 		level := slog.LevelDebug
+		attrs := []any{"request_id", requestID(r.Context()), "route", route, "status", code, "duration_ms", float64(d.Microseconds()) / 1000}
 		if code >= 500 {
 			level = slog.LevelError
+			if sw.cause != nil {
+				attrs = append(attrs, "err", redact.URLs(sw.cause.Error()))
+			}
 		}
-		s.log.Log(r.Context(), level, "request", "request_id", requestID(r.Context()), "route", route, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+		s.log.Log(r.Context(), level, "request", attrs...)
 	})
 }
 
@@ -313,36 +319,39 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz reports whether the stores answer.
+// readyz reports whether the stores answer: to anyone only ready or not,
+// to an admin key which store failed and how (addresses and error texts are
+// not for the public).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	checks := map[string]string{}
 	ok := true
-	if err := s.meta.Ping(ctx); err != nil {
-		checks["meta"], ok = err.Error(), false
-	} else {
-		checks["meta"] = "ok"
-	}
-	if p, isPinger := s.sessions.(interface{ Ping(context.Context) error }); isPinger {
-		if err := p.Ping(ctx); err != nil {
-			checks["sessions"], ok = err.Error(), false
+	check := func(name string, err error) {
+		if err != nil {
+			checks[name], ok = redact.URLs(err.Error()), false
 		} else {
-			checks["sessions"] = "ok"
+			checks[name] = "ok"
 		}
+	}
+	check("meta", s.meta.Ping(ctx))
+	if p, isPinger := s.sessions.(interface{ Ping(context.Context) error }); isPinger {
+		check("sessions", p.Ping(ctx))
 	}
 	if s.cfg.Redis != nil {
-		if err := s.cfg.Redis.Ping(ctx).Err(); err != nil {
-			checks["redis"], ok = err.Error(), false
-		} else {
-			checks["redis"] = "ok"
+		check("redis", s.cfg.Redis.Ping(ctx).Err())
+	}
+	status, word := http.StatusOK, "ready"
+	if !ok {
+		status, word = http.StatusServiceUnavailable, "unavailable"
+	}
+	if r.Header.Get("Authorization") != "" {
+		if p, err := s.authenticate(r); err == nil && p.Key.Admin {
+			writeJSON(w, status, map[string]any{"status": word, "checks": checks})
+			return
 		}
 	}
-	status := http.StatusOK
-	if !ok {
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
+	writeJSON(w, status, map[string]string{"status": word})
 }
 
 // model returns the model for spec (the server default when empty), opened

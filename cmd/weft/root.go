@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/provider"
 	_ "github.com/weftlabs/weft/provider/all"
@@ -87,7 +88,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintln(e.stderr, "weft: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintln(e.stderr, "weft: "+oneLine(describe(err, e.getenv)))
+	// Whatever failed, a URL or DSN in the message keeps its password.
+	fmt.Fprintln(e.stderr, "weft: "+oneLine(redact.URLs(describe(err, e.getenv))))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage

@@ -113,3 +113,18 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A malformed --redis or --postgres URL is reported without its password
+// (the --redis error printed it).
+func TestServeMasksPasswords(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--redis", "redis://:s3cret-pw@cache:notaport/0"},
+		{"--postgres", "postgres://weft:s3cret-pw@db:notaport/weft"},
+	} {
+		r := runCLI(t, t.Context(), nil, "", append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, args...)...)
+		if r.code != exitFailure || strings.Contains(r.stderr, "s3cret-pw") || !strings.Contains(r.stderr, "xxxxx") {
+			t.Errorf("%v: code %d stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
