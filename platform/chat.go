@@ -430,31 +430,6 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	return ans, nil
 }
 
-// runRemoteTurn serves a turn of an agent that lives on another Weft
-// server: the question and answer are kept in the local session too.
-func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
-	key := sessionKey(in.session)
-	counter := tokens.Estimator{}
-	userMsg := llm.UserMessage(in.query)
-	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
-	}
-	answer, err := s.remoteTurn(ctx, in.agent, in.query)
-	if err != nil {
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
-	}
-	msg := llm.AssistantMessage(answer)
-	if _, err := s.sessions.Append(context.WithoutCancel(ctx), key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg)}); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
-	}
-	if in.sink != nil {
-		in.sink("message.delta", map[string]any{"type": "message.delta", "text": answer})
-	}
-	s.touch(context.WithoutCancel(ctx), in.session)
-	return &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: answer, RagFragments: []api.RagFragment{},
-		ToolCalls: []api.ToolCallOutcome{}, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
-}
-
 // classifyTurnError maps a failed pipeline to the API's error.
 func (s *Server) classifyTurnError(ctx context.Context, err error, model string) (string, *apiError, bool) {
 	var roundsErr *ai.ToolRoundsError

@@ -124,9 +124,6 @@ func (d *delegateTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 // run runs the delegate's turn, here or on the remote server it points at.
 func (d *delegateTool) run(ctx context.Context, target meta.Agent, query string, depth int) (string, error) {
 	p := d.parent
-	if target.Remote != nil {
-		return d.s.remoteTurn(ctx, target, query)
-	}
 	ss, e := d.s.childSession(ctx, p, target)
 	if e != nil {
 		return "", errors.New(e.Message)

@@ -134,4 +134,28 @@ func TestRemoteAgentDelegation(t *testing.T) {
 	if ans.Answer != "remote hello" {
 		t.Fatalf("direct remote chat = %+v", ans)
 	}
+	// The next turn of that local session continues the same remote
+	// session (the remote model sees the first turn), and streams the
+	// remote's deltas as they come.
+	resp = local.do(local.admin, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": "again", "session_id": ans.SessionID, "stream": true}, nil)
+	frames, _ := readSSE(t, resp.Body)
+	deltas := 0
+	for _, f := range frames {
+		if f.Event == "message.delta" {
+			deltas++
+		}
+	}
+	if deltas < 2 || frames[len(frames)-1].Event != "chat.completed" || frames[len(frames)-1].Data["answer"] != "remote hello" {
+		t.Fatalf("streamed remote turn: %d deltas, frames %+v", deltas, frames)
+	}
+	reqs := remote.model.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if len(last) != 3 || last[0].Text() != "direct" || last[2].Text() != "again" {
+		t.Fatalf("the remote model saw %+v", last)
+	}
+	var msgs []api.Message
+	local.do(local.admin, "GET", "/v1/sessions/"+ans.SessionID+"/messages", nil, &msgs)
+	if len(msgs) != 4 || msgs[0].Content != "direct" || msgs[3].Content != "remote hello" {
+		t.Fatalf("local session messages = %+v", msgs)
+	}
 }

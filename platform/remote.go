@@ -2,33 +2,133 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/client"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tokens"
 )
 
-// remoteTurn delegates to an agent on another Weft server: it calls that
-// server's chat API with the API key read from the environment variable the
-// agent record names (the key itself is never stored).
-func (s *Server) remoteTurn(ctx context.Context, target meta.Agent, query string) (string, error) {
+// Remote agents live on another Weft server. A turn of one runs there,
+// through the Go client: streamed when the caller streams (the remote's
+// message.delta events are forwarded as they come), over one HTTP client
+// for every remote call (through the outbound guard), and in one remote
+// session per local session, so the remote agent keeps the conversation.
+//
+// The local session keeps the question and the answer. The remote session's
+// id is kept in the local session's system record, which a remote agent's
+// local session has no other use for: it is never sent to a model and
+// GET /v1/sessions/{id}/messages does not list it.
+
+// remoteSessionPrefix starts the system record that names the remote session.
+const remoteSessionPrefix = "weft:remote-session "
+
+// remoteClient returns the client of a remote agent: the API key is read
+// from the environment variable the agent record names (the key itself is
+// never stored).
+func (s *Server) remoteClient(target meta.Agent) (*client.Client, error) {
 	r := target.Remote
 	key := ""
 	if r.APIKeyEnv != "" {
 		key = s.cfg.Getenv(r.APIKeyEnv)
 		if key == "" {
-			return "", fmt.Errorf("remote agent %q: environment variable %s is not set on this server", target.Name, r.APIKeyEnv)
+			return nil, fmt.Errorf("remote agent %q: environment variable %s is not set on this server", target.Name, r.APIKeyEnv)
 		}
 	}
-	// The URL is a tenant's: it goes through the outbound guard like every
-	// request the server makes on a user's behalf.
-	hc := s.guard.Client()
-	hc.Timeout = 5 * time.Minute
-	c := client.New(r.URL, key, client.WithHTTPClient(hc))
-	ans, err := c.Chat(ctx, r.AgentID, client.ChatRequest{Query: query})
+	s.remoteOnce.Do(func() {
+		// The URL is a tenant's: it goes through the outbound guard like
+		// every request the server makes on a user's behalf.
+		s.remoteHTTP = s.guard.Client()
+		s.remoteHTTP.Timeout = 5 * time.Minute
+	})
+	return client.New(r.URL, key, client.WithHTTPClient(s.remoteHTTP)), nil
+}
+
+// runRemoteTurn serves a turn of a remote agent.
+func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
+	key := sessionKey(in.session)
+	counter := tokens.Estimator{}
+	c, err := s.remoteClient(in.agent)
 	if err != nil {
-		return "", fmt.Errorf("remote agent %q at %s: %w", target.Name, r.URL, err)
+		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
 	}
-	return ans.Answer, nil
+	// The remote session of this local session, if a turn made one.
+	recs, err := s.sessions.Load(ctx, key, memory.Window{MaxMessages: 1})
+	if err != nil {
+		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+	}
+	remoteSession := ""
+	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
+		remoteSession, _ = strings.CutPrefix(recs[0].Message.Text(), remoteSessionPrefix)
+	}
+	userMsg := llm.UserMessage(in.query)
+	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+	}
+
+	req := client.ChatRequest{Query: in.query, SessionID: remoteSession, User: in.user}
+	var ans *api.ChatAnswer
+	var text strings.Builder
+	if in.sink == nil {
+		ans, err = c.Chat(ctx, in.agent.Remote.AgentID, req)
+	} else {
+		for ev, serr := range c.ChatStream(ctx, in.agent.Remote.AgentID, req) {
+			if serr != nil {
+				err = serr
+				break
+			}
+			switch ev.Type {
+			case api.EventMessageDelta:
+				text.WriteString(ev.Text)
+				if in.sink(api.EventMessageDelta, map[string]any{"type": api.EventMessageDelta, "text": ev.Text}) != nil {
+					err = context.Canceled
+				}
+			case api.EventCompleted:
+				ans = ev.Answer
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err == nil && ans == nil {
+			err = client.ErrStreamEnded
+		}
+	}
+	persistCtx := context.WithoutCancel(ctx)
+	if err != nil {
+		if text.Len() > 0 {
+			msg := llm.AssistantMessage(text.String())
+			if _, perr := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); perr != nil {
+				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", perr)
+			}
+		}
+		s.touch(persistCtx, in.session)
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return nil, &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: text.Len() > 0}
+		}
+		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "remote agent %q at %s: %v", in.agent.Name, in.agent.Remote.URL, err), partial: text.Len() > 0}
+	}
+	var out []memory.Record
+	if ans.SessionID != "" && ans.SessionID != remoteSession {
+		out = append(out, memory.Record{Message: llm.SystemMessage(remoteSessionPrefix + ans.SessionID)})
+	}
+	msg := llm.AssistantMessage(ans.Answer)
+	out = append(out, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg)})
+	if _, err := s.sessions.Append(persistCtx, key, out...); err != nil {
+		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
+	}
+	if in.sink != nil && text.Len() == 0 && ans.Answer != "" {
+		// A remote that sent no deltas (an older server): its answer in one.
+		in.sink(api.EventMessageDelta, map[string]any{"type": api.EventMessageDelta, "text": ans.Answer})
+	}
+	s.touch(persistCtx, in.session)
+	return &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: ans.Answer, RagFragments: []api.RagFragment{},
+		ToolCalls: []api.ToolCallOutcome{}, Usage: ans.Usage, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
 }
