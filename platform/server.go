@@ -97,11 +97,11 @@ type Server struct {
 	tools     *tools
 	// guard is the outbound guard of every request the server makes on a
 	// user's behalf: HTTP tools, MCP over HTTP, remote agents.
-	guard         *netguard.Guard
+	guard *netguard.Guard
 	// remoteHTTP is the one HTTP client of remote agents (through guard),
 	// made on first use so its connections are reused.
-	remoteOnce sync.Once
-	remoteHTTP *http.Client
+	remoteOnce    sync.Once
+	remoteHTTP    *http.Client
 	toolSources   []toolSource
 	refValidators []func(context.Context, *meta.Agent) *apiError
 }
