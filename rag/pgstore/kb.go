@@ -209,15 +209,25 @@ func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := kb.s.pool.Query(ctx, `SELECT `+chunkColumns+`, (1 - (e.embedding <=> $2::vector))::float8 AS score
-		FROM `+kb.s.embeddings+` e JOIN `+kb.s.chunks+` c ON c.kb = e.kb AND c.id = e.id
-		WHERE e.kb = $1 AND c.metadata @> $3::jsonb
-		ORDER BY e.embedding <=> $2::vector, c.id
-		LIMIT $4`, kb.id, vectorLiteral(v), f, k)
+	rows, err := kb.s.pool.Query(ctx, kb.s.vectorQuery(), kb.id, vectorLiteral(v), f, k)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
 	}
 	return split(collectHits(rows))
+}
+
+// vectorQuery is searchVectors' SQL ($1 knowledge base, $2 vector, $3
+// metadata filter, $4 k). The inner query orders by distance alone, which
+// the HNSW index serves; ordering it by distance and ID, as the outer query
+// does to break ties, would make PostgreSQL sort every row of the table.
+func (s *Store) vectorQuery() string {
+	return `SELECT id, document_id, idx, content, start_byte, end_byte, tokens, metadata, score FROM (
+		SELECT ` + chunkColumns + `, (1 - (e.embedding <=> $2::vector))::float8 AS score
+		FROM ` + s.embeddings + ` e JOIN ` + s.chunks + ` c ON c.kb = e.kb AND c.id = e.id
+		WHERE e.kb = $1 AND c.metadata @> $3::jsonb
+		ORDER BY e.embedding <=> $2::vector
+		LIMIT $4) nearest
+		ORDER BY score DESC, id`
 }
 
 func split(hits []hit, err error) ([]rag.Chunk, []float64, error) {

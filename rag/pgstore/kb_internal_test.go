@@ -1,8 +1,15 @@
 package pgstore
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"math"
+	"os"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestVectorLiteral(t *testing.T) {
@@ -29,5 +36,60 @@ func TestCleanText(t *testing.T) {
 	}
 	if got := TSQuery("The X200 prices, 東京!"); got != `'x200' | 'price' | '東京'` {
 		t.Errorf("TSQuery = %q", got)
+	}
+}
+
+// TestPgvectorSearchUsesHNSW checks that the vector search's plan scans the
+// HNSW index rather than sorting every embedding.
+func TestPgvectorSearchUsesHNSW(t *testing.T) {
+	t.Parallel()
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_URL")
+	if dsn == "" {
+		t.Skip("WEFT_TEST_POSTGRES_URL not set")
+	}
+	ctx := context.Background()
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "weft_kbtest_" + hex.EncodeToString(b[:])
+	s, err := Open(ctx, dsn, WithSchema(schema), WithDimensions(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer s.pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") //nolint:errcheck // best effort
+	if err := s.VectorSearch(); err != nil {
+		t.Fatalf("pgvector must work where WEFT_TEST_POSTGRES_URL points: %v", err)
+	}
+	// Enough rows, analysed, for the planner to weigh an index against a sort.
+	for _, q := range []string{
+		`INSERT INTO ` + s.chunks + ` (kb, id, document_id, idx, content, start_byte, end_byte, tokens, terms)
+			SELECT 'kb', i::text, 'd', i, 'x', 0, 1, 1, 'x' FROM generate_series(1, 5000) i`,
+		`INSERT INTO ` + s.embeddings + ` (kb, id, embedding)
+			SELECT 'kb', i::text, ('[' || sin(i) || ',' || cos(i) || ',1]')::vector FROM generate_series(1, 5000) i`,
+		`ANALYZE ` + s.chunks, `ANALYZE ` + s.embeddings,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, "EXPLAIN "+s.vectorQuery(), "kb", "[1,0,0]", "{}", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "weft_kb_embeddings_hnsw") {
+		t.Errorf("vector search does not use the HNSW index:\n%s", plan)
 	}
 }

@@ -62,12 +62,15 @@
 // when it is unset), each in a schema of its own, dropped afterwards:
 // migrations (also concurrent), upsert, replace and delete by chunk and by
 // document, chunk reads, keyword recall in English and CJK with filters,
-// minimum score and k, ingestion through rag.Ingester, the degradation to
-// keyword-only without pgvector, and an augmentor over the store.
-// pgvector is not installed on the machines the tests were written on, so
-// the vector path — extension creation, the embeddings table and its HNSW
-// index, vector upserts and <=> searches — is NOT exercised by any test;
-// its SQL follows pgvector's documentation and is kept small for review.
+// minimum score and k, ingestion through rag.Ingester, and an augmentor over
+// the store. The tests named Pgvector need pgvector (CI installs 0.8.6) and
+// fail, rather than skip, without it: extension creation (also by several
+// stores opening a fresh database at once), the vector(dim) column and its
+// HNSW cosine index, a plan that scans that index, cosine scores, vector
+// upsert, replace and delete, metadata filters, per-knowledge-base isolation,
+// hybrid recall by reciprocal rank fusion, and dimension mismatches, which
+// are errors that store nothing. The degradation to keyword-only runs only
+// against a server without pgvector.
 package pgstore
 
 import (
@@ -294,6 +297,12 @@ func (s *Store) setUpVectors(ctx context.Context, tx pgx.Tx) error {
 	if s.cfg.dims == 0 {
 		s.vectorErr = fmt.Errorf("%w: no embedding dimension configured (pgstore.WithDimensions)", ErrNoVectorSearch)
 		return nil
+	}
+	// Stores of other schemas or prefixes may be opening too: without this
+	// lock, all but one of their CREATE EXTENSION statements would fail
+	// with a unique violation and degrade to keyword-only.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('weft pgstore CREATE EXTENSION vector'))`); err != nil {
+		return err
 	}
 	var available, installed bool
 	if err := tx.QueryRow(ctx, `SELECT
