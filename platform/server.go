@@ -21,6 +21,7 @@ import (
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/netguard"
+	"github.com/weftlabs/weft/platform/console"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider"
 )
@@ -206,6 +207,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/api-keys", s.createKey)
 	s.handle("GET /v1/api-keys", s.listKeys)
 	s.handle("DELETE /v1/api-keys/{id}", s.deleteKey)
+	s.handle("GET /v1/me", s.me)
 
 	s.handle("POST /v1/agents", s.createAgent)
 	s.handle("GET /v1/agents", s.listAgents)
@@ -226,9 +228,11 @@ func (s *Server) routes() {
 		s.tools.routes(s)
 	}
 
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})
+	s.mux.Handle("GET /", console.Handler(notFound)) // the web console: static assets; data only through /v1
+	s.mux.Handle("/", notFound)
 }
 
 // handle registers an authenticated /v1 route.

@@ -1,0 +1,119 @@
+// The console's shell: sign-in, navigation and the hash router. Each
+// screen is a module exporting render(main, ctx) → optional cleanup.
+import { api, getKey, setKey, clearKey } from './api.js';
+import { h, field, clear } from './dom.js';
+import * as chat from './chat.js';
+import * as agents from './agents.js';
+import * as kbs from './kbs.js';
+import * as tools from './tools.js';
+import * as sessions from './sessions.js';
+import * as keys from './keys.js';
+
+const screens = [
+  { path: 'chat', label: 'Chat', mod: chat },
+  { path: 'agents', label: 'Agents', mod: agents },
+  { path: 'knowledge', label: 'Knowledge', mod: kbs },
+  { path: 'tools', label: 'Tools', mod: tools },
+  { path: 'sessions', label: 'Sessions', mod: sessions },
+  { path: 'keys', label: 'API keys', mod: keys, admin: true },
+];
+
+const root = document.getElementById('app');
+let me = null;
+let cleanup = null;
+
+function signOut(reason) {
+  clearKey();
+  me = null;
+  if (cleanup) cleanup();
+  cleanup = null;
+  showSignIn(reason);
+}
+
+window.addEventListener('weft:unauthorized', () => {
+  if (me) signOut('Your API key was refused (revoked or invalid). Sign in again.');
+});
+
+function showSignIn(message) {
+  document.title = 'Sign in · Weft';
+  const input = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, placeholder: 'wk_…' });
+  const err = h('p', { class: 'error', role: 'alert', text: message || '' });
+  const form = h('form', { class: 'signin', 'aria-labelledby': 'signin-title' },
+    h('h1', { id: 'signin-title', text: 'Weft console' }),
+    h('p', { class: 'muted', text: 'Sign in with an API key. `weft serve` prints the admin key on first start and keeps it in <data dir>/admin.key. The key stays in this tab only.' }),
+    field('API key', input),
+    h('button', { type: 'submit', class: 'primary', text: 'Sign in' }),
+    err);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const k = input.value.trim();
+    if (!k) return;
+    setKey(k);
+    try {
+      me = await api('GET', '/v1/me');
+    } catch (x) {
+      clearKey();
+      err.textContent = x.status === 401 ? 'That key was refused.' : x.message;
+      return;
+    }
+    if (!location.hash) location.hash = '#/chat';
+    showShell();
+  });
+  root.replaceChildren(h('main', { class: 'center' }, form));
+  input.focus();
+}
+
+let main;
+let nav;
+
+function showShell() {
+  const who = h('div', { class: 'who' },
+    h('span', { class: 'tenant', title: 'tenant', text: me.tenant }),
+    me.admin ? h('span', { class: 'badge', text: 'admin' }) : null,
+    h('span', { class: 'muted', text: me.key_name }),
+    h('button', { type: 'button', class: 'link', id: 'signout', on: { click: () => signOut('Signed out.') } }, 'Sign out'));
+  nav = h('nav', { 'aria-label': 'Screens' },
+    h('ul', {}, screens.filter((s) => !s.admin || me.admin).map((s) =>
+      h('li', {}, h('a', { href: '#/' + s.path, dataset: { screen: s.path } }, s.label)))));
+  main = h('main', { id: 'main', tabindex: '-1' });
+  root.replaceChildren(
+    h('header', { class: 'top' }, h('a', { class: 'brand', href: '#/chat', text: 'Weft' }), nav, who),
+    main);
+  route();
+}
+
+function route() {
+  if (!me) return;
+  const [path, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
+  const s = screens.find((x) => x.path === path && (!x.admin || me.admin)) || screens[0];
+  for (const a of nav.querySelectorAll('a')) {
+    if (a.dataset.screen === s.path) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (cleanup) cleanup();
+  cleanup = null;
+  clear(main);
+  main.dataset.screen = s.path;
+  document.title = s.label + ' · Weft';
+  const ctx = { me, params: rest.map(decodeURIComponent), navigate: (hash) => { location.hash = hash; } };
+  cleanup = s.mod.render(main, ctx) || null;
+}
+
+window.addEventListener('hashchange', route);
+
+async function start() {
+  if (!getKey()) {
+    showSignIn();
+    return;
+  }
+  try {
+    me = await api('GET', '/v1/me');
+  } catch (x) {
+    clearKey();
+    showSignIn(x.status === 401 ? 'Your saved key was refused. Sign in again.' : x.message);
+    return;
+  }
+  showShell();
+}
+
+start();
