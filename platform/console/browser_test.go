@@ -358,6 +358,11 @@ func (e *env) noPageErrors() {
 	}
 }
 
+// waitSignIn waits for the sign-in form.
+func waitSignIn() chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(`form.signin input[type=password]`))
+}
+
 // signIn signs in through the form.
 func (e *env) signIn(key string) {
 	e.t.Helper()

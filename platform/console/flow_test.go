@@ -46,7 +46,16 @@ func TestNewUserFlow(t *testing.T) {
 	}
 	e.do(chromedp.SetUploadFiles(chromedp.CSS(`#kb-files`), paths))
 	e.until("both documents ready", `document.querySelectorAll('table.docs tr[data-status=ready]').length === 2`)
-	e.until("per-file progress complete", `[...document.querySelectorAll('ul.progress progress')].filter(p => p.value === 1).length === 2`)
+	// A drop on the drop zone (a synthetic drag: Chromium's headless input
+	// cannot drag files from outside the page).
+	eval[any](e, `(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(['# Returns\n\nReturns are accepted for 30 days.\n'], 'returns.md', {type: 'text/markdown'}));
+		document.querySelector('.drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		return null;
+	})()`)
+	e.until("all three documents ready", `document.querySelectorAll('table.docs tr[data-status=ready]').length === 3`)
+	e.until("per-file progress complete", `[...document.querySelectorAll('ul.progress progress')].filter(p => p.value === 1).length === 3`)
 
 	// Search shows the three modes with scores.
 	e.do(
@@ -111,6 +120,10 @@ func TestNewUserFlow(t *testing.T) {
 	}
 	e.until("the session listed", `document.querySelectorAll('ul.sessions li[data-id]').length === 1`)
 	if p := os.Getenv("WEFT_CONSOLE_SCREENSHOT"); p != "" {
+		// The README's picture: a second question, its sources open.
+		e.ask("When do parcels ship?")
+		e.until("the second answer", `document.querySelectorAll('.msg.assistant')[1]?.dataset.state === 'done'`)
+		eval[any](e, `(() => { document.querySelectorAll('.sources-box')[1].open = true; return null; })()`)
 		b, err := chromedpScreenshot(e)
 		if err != nil {
 			t.Fatal(err)

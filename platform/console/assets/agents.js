@@ -78,6 +78,9 @@ export function render(main, ctx) {
       min_score: h('input', { type: 'number', step: '0.01', min: 0, value: agent.retrieval?.min_score ?? 0 }),
       max_tool_rounds: h('input', { type: 'number', min: 0, max: 50, value: agent.max_tool_rounds ?? 5 }),
       max_delegate_depth: h('input', { type: 'number', min: 0, max: 10, value: agent.max_delegate_depth ?? 3 }),
+      first_token_ms: h('input', { type: 'number', min: 100, value: agent.timeouts?.first_token_ms ?? '', placeholder: 'default' }),
+      idle_ms: h('input', { type: 'number', min: 100, value: agent.timeouts?.idle_ms ?? '', placeholder: 'default' }),
+      turn_ms: h('input', { type: 'number', min: 100, value: agent.timeouts?.turn_ms ?? '', placeholder: 'default' }),
       enabled: h('input', { type: 'checkbox', checked: agent.enabled ?? true }),
       remote_url: h('input', { type: 'url', value: agent.remote?.url || '', placeholder: 'https://other-weft.example' }),
       remote_agent: h('input', { value: agent.remote?.agent_id || '' }),
@@ -109,6 +112,9 @@ export function render(main, ctx) {
         field('Retrieval: minimum score', f.min_score, { name: 'retrieval.min_score' }),
         field('Max tool rounds', f.max_tool_rounds, { name: 'max_tool_rounds' }),
         field('Max delegation depth', f.max_delegate_depth, { name: 'max_delegate_depth' }),
+        field('Timeout: first token (ms)', f.first_token_ms, { name: 'timeouts.first_token_ms' }),
+        field('Timeout: idle between chunks (ms)', f.idle_ms, { name: 'timeouts.idle_ms' }),
+        field('Timeout: whole turn (ms)', f.turn_ms, { name: 'timeouts.turn_ms' }),
         h('div', { class: 'field' }, h('label', { class: 'check' }, f.enabled, ' Enabled'))),
       kbPick, toolPick, delPick,
       h('details', { class: 'remote', open: !!agent.remote },
@@ -146,6 +152,7 @@ export function render(main, ctx) {
         delegate_agent_ids: delPick.values(),
         max_tool_rounds: num(f.max_tool_rounds.value) ?? 0,
         max_delegate_depth: num(f.max_delegate_depth.value) ?? 0,
+        timeouts: { first_token_ms: num(f.first_token_ms.value) ?? 0, idle_ms: num(f.idle_ms.value) ?? 0, turn_ms: num(f.turn_ms.value) ?? 0 },
         enabled: f.enabled.checked,
         remote: f.remote_url.value.trim() || f.remote_agent.value.trim()
           ? { url: f.remote_url.value.trim(), agent_id: f.remote_agent.value.trim(), api_key_env: f.remote_env.value.trim() }

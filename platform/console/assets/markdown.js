@@ -198,7 +198,7 @@ export function inline(text, parent) {
       continue;
     }
     if (m[6]) {
-      link(tok, tok, parent);
+      link(null, tok, parent);
       rest = rest.slice(tok.length);
     }
   }
@@ -224,18 +224,21 @@ function closing(s, tok) {
   }
 }
 
+// link appends a link to url labelled with inline Markdown label (a bare
+// URL, shown as itself, when label is null).
 function link(label, url, parent) {
   const href = safeURL(url);
   if (!href) {
     // Not an allowed scheme: the label and URL stay visible, inert.
-    parent.append(label === url ? label : `${label} (${url})`);
+    parent.append(label === null ? url : `${label} (${url})`);
     return;
   }
   const a = document.createElement('a');
   a.href = href;
   a.rel = 'noopener noreferrer nofollow';
   a.target = '_blank';
-  inline(label, a);
+  if (label === null) a.textContent = url;
+  else inline(label, a);
   parent.append(a);
 }
 
