@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
@@ -135,4 +137,24 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionFor returns the session id of agent, or a new one when id is empty.
+func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent, id, parent string) (meta.Session, *apiError) {
+	if id != "" {
+		ss, err := s.meta.Session(ctx, tenant, id)
+		if err != nil {
+			return ss, notFoundOr(err, "session", id)
+		}
+		if ss.AgentID != agent.ID {
+			return ss, invalid("field \"session_id\": session %q belongs to another agent", id)
+		}
+		return ss, nil
+	}
+	now := time.Now().UTC()
+	ss := meta.Session{ID: meta.NewID("ses"), TenantID: tenant, AgentID: agent.ID, ParentID: parent, CreatedAt: now, UpdatedAt: now}
+	if err := s.meta.CreateSession(ctx, ss); err != nil {
+		return ss, asAPIError(err)
+	}
+	return ss, nil
 }

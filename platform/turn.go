@@ -1,0 +1,321 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft/ai"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/api"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tokens"
+	"github.com/weftlabs/weft/tool/toolname"
+)
+
+// The platform's chat turn, whatever the transport that asked for it (the
+// native chat API, the OpenAI-compatible one, delegation): one input, one
+// run, one answer or one error. chat.go and openai.go are its HTTP edges,
+// idempotency.go, sessions.go and turns.go the concerns around it.
+
+// sink receives a streamed turn's events. A non-nil error (the client went
+// away) stops the turn.
+type sink func(event string, data map[string]any) error
+
+// turnInput is one chat turn, whatever the endpoint that asked for it.
+type turnInput struct {
+	agent   meta.Agent
+	session meta.Session
+	query   string
+	user    string
+	// answerID is the id the assistant message will have (announced first).
+	answerID string
+	// depth is the delegation depth: 0 for the agent the client talks to;
+	// maxDepth is that agent's max_delegate_depth; chain lists the agents
+	// working on the request, outermost first.
+	depth    int
+	maxDepth int
+	chain    []string
+	sink     sink
+
+	// parts, when set, are the user message's parts (text and images)
+	// instead of query alone.
+	parts []llm.Part
+	// stateless turns take their history from the request (history) instead
+	// of the session store; system is the client's system text, sent after
+	// the agent's system prompt.
+	stateless bool
+	history   []llm.Message
+	system    string
+	// params override the agent's model parameters for this turn; output
+	// asks for a JSON answer.
+	params *ai.Params
+	output *ai.Output
+}
+
+// turnError is a failed turn: the API error, and whether any answer text
+// was produced before the failure (it was persisted as partial).
+type turnError struct {
+	api     *apiError
+	partial bool
+}
+
+// runTurn is the platform's chat turn: model → lock the session → recall →
+// the token window over everything that will be sent → store the user
+// message → the ai pipeline (model and tool loop, streaming through sink) →
+// store the answer (partial when the turn failed) → the answer.
+func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *turnError) {
+	start := time.Now()
+	outcome := "ok"
+	defer func() {
+		s.metrics.turns.WithLabelValues(outcome).Inc()
+		s.metrics.turnLatency.Observe(time.Since(start).Seconds())
+	}()
+	fail := func(code string, e *apiError, partial bool) *turnError {
+		outcome = code
+		return &turnError{api: e, partial: partial}
+	}
+	agent := in.agent
+	model, err := s.model(agent.Model)
+	if err != nil {
+		return nil, fail(CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "agent %q: model %q: %v", agent.Name, agent.Model, err), false)
+	}
+	key := sessionKey(in.session)
+
+	if l, ok := s.sessions.(memory.Locker); ok {
+		lctx, cancel := context.WithTimeout(ctx, s.lockWait())
+		release, err := l.Lock(lctx, key, memory.Lease{Owner: s.cfg.Instance})
+		cancel()
+		if err != nil {
+			if errors.Is(err, memory.ErrLockTimeout) {
+				return nil, fail(CodeConflict, errorf(http.StatusConflict, CodeConflict, "session %q is busy with another turn; retry when it ends", in.session.ID), false)
+			}
+			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+		}
+		defer release()
+	}
+
+	// The agent's turn deadline: a hung model or tool ends the turn as a
+	// model_error, with what was said so far kept.
+	tt := agent.Timeouts
+	tt.Defaults()
+	ctx, cancelTurn := context.WithTimeoutCause(ctx, time.Duration(tt.TurnMS)*time.Millisecond, &turnTimeoutError{time.Duration(tt.TurnMS) * time.Millisecond})
+	defer cancelTurn()
+
+	if agent.Remote != nil {
+		return s.runRemoteTurn(ctx, in, start)
+	}
+
+	eng, err := s.engineFor(ctx, agent, model, in)
+	if err != nil {
+		return nil, fail(CodeInternal, asAPIError(err), false)
+	}
+	counter := tokens.ForModel(model.Name())
+	userMsg := llm.UserMessage(in.query)
+	if in.parts != nil {
+		userMsg = llm.UserParts(in.parts...)
+	}
+	if in.user != "" {
+		// Providers accept message names like tool names.
+		userMsg.Name = toolname.Sanitize(in.user)
+	}
+
+	// Retrieval first: the window must leave room for what it brings.
+	aug, frags := s.recall(ctx, agent, in, userMsg)
+	if len(frags) > 0 && in.sink != nil {
+		in.sink("retrieval", map[string]any{"type": "retrieval", "rag_fragments": frags})
+	}
+
+	system := agent.SystemPrompt
+	if in.system != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += in.system
+	}
+	fixed := tokens.ReplyOverhead + tokens.MessageTokens(counter, aug.Message) + eng.toolTokens(counter)
+	if system != "" {
+		fixed += tokens.MessageTokens(counter, llm.SystemMessage(system))
+	}
+	var window []memory.Record
+	w := memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens + fixed}
+	if in.stateless {
+		// The request's history goes through the same sliding window as a
+		// stored session's.
+		recs := make([]memory.Record, len(in.history))
+		for i, m := range in.history {
+			recs[i] = memory.Record{Message: m, Tokens: tokens.MessageTokens(counter, m)}
+		}
+		window, err = w.Fit(recs)
+	} else {
+		window, err = w.Load(ctx, s.sessions, key)
+	}
+	if err != nil {
+		if errors.Is(err, llm.ErrContextTooLong) {
+			return nil, fail(CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), false)
+		}
+		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+	}
+	history := make([]llm.Message, 0, len(window))
+	for _, rec := range window {
+		if rec.Message.Role != llm.RoleSystem {
+			history = append(history, rec.Message)
+		}
+	}
+
+	// The user's message is stored before the model is called: a failed
+	// turn keeps it.
+	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+	}
+
+	ans := &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []api.ToolCallOutcome{}, Model: model.Name()}
+	if ans.RagFragments == nil {
+		ans.RagFragments = []api.RagFragment{}
+	}
+	var text strings.Builder
+	var usage llm.Usage
+	var out *ai.Outcome
+	var runErr error
+	firstToken := true
+	turn := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
+	for ev, err := range eng.run(ctx, turn, in.sink != nil) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		var serr error
+		switch ev.Kind {
+		case ai.EventText:
+			if firstToken {
+				firstToken = false
+				s.metrics.firstToken.Observe(time.Since(start).Seconds())
+			}
+			text.WriteString(ev.Text)
+			if in.sink != nil {
+				serr = in.sink("message.delta", map[string]any{"type": "message.delta", "text": ev.Text})
+			}
+		case ai.EventToolCall:
+			if in.sink != nil {
+				serr = in.sink("tool.call", map[string]any{"type": "tool.call", "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": argumentsJSON(ev.ToolCall.Arguments)})
+			}
+		case ai.EventToolResult:
+			x := ev.Execution
+			if in.sink != nil {
+				data := map[string]any{"type": "tool.result", "id": x.Call.ID, "name": x.Call.Name, "ok": !x.IsError}
+				if x.IsError {
+					data["error"] = x.Content
+				} else {
+					data["result"] = x.Content
+				}
+				serr = in.sink("tool.result", data)
+			}
+		case ai.EventUsage:
+			usage = usage.Add(ev.Usage)
+		case ai.EventDone:
+			out = ev.Outcome
+		}
+		if serr != nil {
+			runErr = context.Canceled
+			break
+		}
+	}
+	persistCtx := context.WithoutCancel(ctx)
+	if runErr == nil && out == nil {
+		runErr = errors.New("turn ended without an outcome")
+	}
+	if runErr != nil {
+		partial := text.Len() > 0
+		if partial {
+			msg := llm.AssistantMessage(text.String())
+			if _, err := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); err != nil {
+				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", err)
+			}
+		}
+		s.touch(persistCtx, in.session)
+		s.recordUsage(model.Name(), usage)
+		return nil, fail(s.classifyTurnError(ctx, runErr, model.Name()))
+	}
+
+	// The answer, with the tool rounds that led to it.
+	var recs []memory.Record
+	newMsgs := out.Messages
+	if len(newMsgs) > 0 && newMsgs[0].Role == llm.RoleUser {
+		newMsgs = newMsgs[1:]
+	}
+	for i, m := range newMsgs {
+		id := ""
+		if i == len(newMsgs)-1 && m.Role == llm.RoleAssistant {
+			id = in.answerID
+		}
+		recs = append(recs, memory.Record{ID: id, Message: m, Tokens: tokens.MessageTokens(counter, m)})
+	}
+	if len(recs) > 0 {
+		if _, err := s.sessions.Append(persistCtx, key, recs...); err != nil {
+			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err), false)
+		}
+	}
+	s.touch(persistCtx, in.session)
+	s.recordUsage(model.Name(), out.Usage)
+
+	ans.Answer = out.Text
+	for _, x := range out.ToolExecutions {
+		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
+		tc := api.ToolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
+		if x.IsError {
+			tc.Error = x.Content
+		} else {
+			tc.Result = x.Content
+		}
+		ans.ToolCalls = append(ans.ToolCalls, tc)
+	}
+	ans.Usage = api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
+	ans.LatencyMS = time.Since(start).Milliseconds()
+	return ans, nil
+}
+
+// classifyTurnError maps a failed pipeline to the API's error.
+func (s *Server) classifyTurnError(ctx context.Context, err error, model string) (string, *apiError, bool) {
+	var roundsErr *ai.ToolRoundsError
+	var turnTimeout *turnTimeoutError
+	switch {
+	case errors.As(context.Cause(ctx), &turnTimeout):
+		s.metrics.modelErrors.WithLabelValues(model).Inc()
+		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "timeout: %v", turnTimeout), true
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errShuttingDown) {
+			return CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; the partial answer was saved"), true
+		}
+		if errors.Is(cause, errCancelledByClient) {
+			return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled; the partial answer was saved"), true
+		}
+		return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), true
+	case errors.As(err, &roundsErr):
+		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "the model kept calling tools past the agent's max_tool_rounds (%d)", roundsErr.Rounds), true
+	case errors.Is(err, llm.ErrContextTooLong):
+		s.metrics.modelErrors.WithLabelValues(model).Inc()
+		return CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), true
+	}
+	s.metrics.modelErrors.WithLabelValues(model).Inc()
+	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
+	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+}
+
+func (s *Server) touch(ctx context.Context, ss meta.Session) {
+	if err := s.meta.TouchSession(ctx, ss.TenantID, ss.ID, time.Now().UTC()); err != nil {
+		s.log.WarnContext(ctx, "session not touched", "session", ss.ID, "err", err)
+	}
+}
+
+func (s *Server) recordUsage(model string, u llm.Usage) {
+	if u.PromptTokens > 0 {
+		s.metrics.tokens.WithLabelValues("prompt", model).Add(float64(u.PromptTokens))
+	}
+	if u.CompletionTokens > 0 {
+		s.metrics.tokens.WithLabelValues("completion", model).Add(float64(u.CompletionTokens))
+	}
+}

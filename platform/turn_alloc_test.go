@@ -1,0 +1,47 @@
+package platform
+
+import (
+	"context"
+	"testing"
+
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/provider/scripted"
+)
+
+// turnAllocBudget bounds the allocations of one blocking platform turn
+// (in-memory sessions, a scripted model, an agent without tools or
+// knowledge): the server's own work around the model call (61 measured
+// when the budget was set). Allocation counts are deterministic, so a
+// change that adds to the hot path fails here rather than in a benchmark
+// nobody reads.
+const turnAllocBudget = 80
+
+func TestTurnAllocationBudget(t *testing.T) {
+	e := newEnv(t, scripted.New(scripted.Reply("Paris is the capital of France.")))
+	a := e.createAgent(e.admin, map[string]any{"name": "geo", "system_prompt": "You answer geography questions."})
+	agent, err := e.srv.agents.getIn(context.Background(), e.tenant(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, ae := e.srv.sessionFor(context.Background(), e.tenant(), agent, "", "")
+	if ae != nil {
+		t.Fatal(ae)
+	}
+	turn := func() {
+		in := turnInput{agent: agent, session: ss, query: "Capital of France?", answerID: memory.NewID(), maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
+		if _, terr := e.srv.runTurn(context.Background(), in); terr != nil {
+			t.Fatal(terr.api)
+		}
+	}
+	turn() // warm the caches (agent engine, model)
+	// Each turn makes the session longer; the window keeps what is sent
+	// bounded, but start from a session of a typical length.
+	for range 5 {
+		turn()
+	}
+	allocs := testing.AllocsPerRun(50, turn)
+	t.Logf("%.0f allocations per platform turn", allocs)
+	if allocs > turnAllocBudget {
+		t.Errorf("a platform turn made %.0f allocations, over the budget of %d", allocs, turnAllocBudget)
+	}
+}
