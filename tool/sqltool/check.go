@@ -18,6 +18,94 @@ type scanned struct {
 	words  []string // keywords and identifiers outside literals, upper-cased
 	params int      // highest placeholder number ($n, ?NNN) or count of ?
 	named  bool     // a named placeholder (:x, @x, $x) was seen (SQLite)
+	toks   []token  // the statement's tokens, for finding function calls
+}
+
+// token is a lexical token of a statement, as far as finding function calls
+// needs: identifiers (unquoted ones folded to lower case as PostgreSQL
+// folds them, quoted ones exact), the punctuation around calls, and
+// anything else.
+type token struct {
+	kind byte // 'w' unquoted identifier or keyword, 'q' quoted identifier, 'p' punctuation, 'o' other
+	text string
+}
+
+// call is a function call found in a statement: schema.name(…).
+type call struct {
+	schema, name string
+}
+
+// String returns the call's name as written (schema-qualified if it was).
+func (c call) String() string {
+	if c.schema != "" {
+		return c.schema + "." + c.name
+	}
+	return c.name
+}
+
+// notCalls are the keywords that may stand before '(' without calling a
+// function of that name: SQL syntax (IN (…), EXISTS (…), OVER (…)),
+// expressions compiled to no function call (COALESCE, NULLIF, GREATEST,
+// LEAST, CAST, ROW, ARRAY) and the special syntax of functions that
+// PostgreSQL maps to immutable ones (EXTRACT, POSITION, SUBSTRING, TRIM,
+// OVERLAY) or stable ones (CURRENT_TIMESTAMP(p) and kin).
+var notCalls = map[string]bool{
+	"select": true, "from": true, "where": true, "and": true, "or": true, "not": true, "in": true,
+	"exists": true, "as": true, "on": true, "using": true, "join": true, "values": true, "over": true,
+	"filter": true, "lateral": true, "array": true, "row": true, "cast": true, "coalesce": true,
+	"nullif": true, "greatest": true, "least": true, "any": true, "all": true, "some": true, "case": true,
+	"when": true, "then": true, "else": true, "by": true, "union": true, "intersect": true, "except": true,
+	"distinct": true, "rollup": true, "cube": true, "grouping": true, "sets": true, "is": true, "like": true,
+	"ilike": true, "similar": true, "to": true, "between": true, "with": true, "recursive": true,
+	"limit": true, "offset": true, "fetch": true, "having": true, "window": true, "partition": true,
+	"order": true, "group": true, "extract": true, "position": true, "substring": true, "trim": true,
+	"overlay": true, "current_timestamp": true, "current_time": true, "localtime": true,
+	"localtimestamp": true, "varying": true, "within": true, "escape": true, "returning": true,
+}
+
+// calls returns the function calls of a scanned statement: every
+// identifier, quoted or not, optionally schema-qualified, that stands
+// before '(' — except keywords of syntax (notCalls), type names after ::
+// or AS (numeric(10,2), an alias's column list) and the names of WITH
+// queries. It errs towards reporting too much: a name that is no function
+// is then refused as unresolvable, never let through.
+func (s *scanned) calls() []call {
+	var out []call
+	t := s.toks
+	isIdent := func(i int) bool { return i >= 0 && (t[i].kind == 'w' || t[i].kind == 'q') }
+	is := func(i int, kind byte, text string) bool { return i >= 0 && t[i].kind == kind && t[i].text == text }
+	for k := 1; k < len(t); k++ {
+		if !is(k, 'p', "(") || !isIdent(k-1) {
+			continue
+		}
+		c, first := call{name: t[k-1].text}, k-1
+		if is(k-2, 'p', ".") && isIdent(k-3) {
+			c.schema, first = t[k-3].text, k-3
+			if is(k-4, 'p', ".") && isIdent(k-5) {
+				first = k - 5 // catalog.schema.name: the catalog can only be this database
+			}
+		}
+		if c.schema == "" && t[k-1].kind == 'w' && notCalls[c.name] {
+			continue
+		}
+		if is(first-1, 'p', "::") || is(first-1, 'w', "as") || is(first-1, 'w', "with") || is(first-1, 'w', "recursive") {
+			continue // a type, an alias's column list, a WITH query's name
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// foldIdent folds an unquoted identifier to lower case as PostgreSQL does
+// (ASCII letters only).
+func foldIdent(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // CheckQuery reports whether query is a single read-only statement that a
@@ -41,8 +129,8 @@ type scanned struct {
 // be double-quoted. It is a first line of defence — the statement also runs
 // in a read-only transaction (PostgreSQL) or on a query_only connection
 // (SQLite), which refuses writes done by functions the list does not know.
-// Functions that merely take time, such as pg_sleep, are allowed: the
-// statement timeout bounds them.
+// On PostgreSQL the functions the statement calls are further resolved in
+// pg_proc when the tool first runs (see the package documentation).
 func CheckQuery(driver, query string) error {
 	_, err := check(driver, query)
 	return err
@@ -159,6 +247,7 @@ func scan(driver, q string) (*scanned, error) {
 			if err != nil {
 				return nil, err
 			}
+			s.toks = append(s.toks, token{'o', "'"})
 			if pg && strings.IndexByte(q[i:end], '\\') >= 0 {
 				// Whether '\' escapes depends on the server's
 				// standard_conforming_strings: refuse the ambiguity.
@@ -170,19 +259,28 @@ func scan(driver, q string) (*scanned, error) {
 			if err != nil {
 				return nil, err
 			}
+			s.toks = append(s.toks, token{'q', strings.ReplaceAll(q[i+1:end-1], `""`, `"`)})
 			i = end
 		case !pg && c == '`':
 			end, err := quoted(q, i, '`', false)
 			if err != nil {
 				return nil, err
 			}
+			s.toks = append(s.toks, token{'q', q[i+1 : end-1]})
 			i = end
 		case !pg && c == '[':
 			j := strings.IndexByte(q[i:], ']')
 			if j < 0 {
 				return nil, errors.New("unterminated [identifier]")
 			}
+			s.toks = append(s.toks, token{'q', q[i+1 : i+j]})
 			i += j + 1
+		case c == '(' || c == '.':
+			s.toks = append(s.toks, token{'p', string(c)})
+			i++
+		case c == ':' && i+1 < len(q) && q[i+1] == ':':
+			s.toks = append(s.toks, token{'p', "::"})
+			i += 2
 		case c == '$' && pg:
 			// $1 is a parameter; $tag$ … $tag$ a dollar-quoted string.
 			j := i + 1
@@ -195,6 +293,7 @@ func scan(driver, q string) (*scanned, error) {
 					return nil, fmt.Errorf("bad parameter %s", q[i:j])
 				}
 				s.params = max(s.params, n)
+				s.toks = append(s.toks, token{'o', "$"})
 				i = j
 				continue
 			}
@@ -210,6 +309,7 @@ func scan(driver, q string) (*scanned, error) {
 			if k < 0 {
 				return nil, fmt.Errorf("unterminated dollar-quoted string %s", tag)
 			}
+			s.toks = append(s.toks, token{'o', "$"})
 			i = j + 1 + k + len(tag)
 		case c == '?':
 			if pg {
@@ -250,7 +350,12 @@ func scan(driver, q string) (*scanned, error) {
 				i = end
 				continue
 			}
-			if pg && word == "U" && j+1 < len(q) && q[j] == '&' && (q[j+1] == '\'' || q[j+1] == '"') {
+			if pg && word == "U" && j+1 < len(q) && q[j] == '&' && q[j+1] == '"' {
+				// A Unicode-escaped identifier could spell any function's
+				// name; nobody needs one in a tool's query.
+				return nil, errors.New(`unicode-escaped identifiers (U&"…") are not supported: write the name plainly`)
+			}
+			if pg && word == "U" && j+1 < len(q) && q[j] == '&' && q[j+1] == '\'' {
 				end, err := quoted(q, j+1, q[j+1], false)
 				if err != nil {
 					return nil, err
@@ -259,8 +364,10 @@ func scan(driver, q string) (*scanned, error) {
 				continue
 			}
 			s.words = append(s.words, word)
+			s.toks = append(s.toks, token{'w', foldIdent(q[i:j])})
 			i = j
 		default:
+			s.toks = append(s.toks, token{'o', string(c)})
 			i++
 		}
 	}

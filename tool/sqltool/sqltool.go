@@ -10,16 +10,33 @@
 //   - the statement is checked when the tool is made ([CheckQuery]): one
 //     statement, starting with SELECT, WITH or VALUES, with no word that
 //     writes or locks and no function known to write or leave the database;
+//   - side effects are default-denied on PostgreSQL: before the first run,
+//     every function the statement calls — each identifier before '(',
+//     quoted or not, schema-qualified or not — is resolved in pg_proc
+//     through the search path, and only immutable or stable functions run
+//     (plus the volatile ones an operator lists in [Config.AllowFunctions]);
+//     a name that resolves to nothing is refused too. Finding calls by
+//     tokens is written by hand because the one real parser of
+//     PostgreSQL's grammar for Go (pg_query_go) needs cgo; the scan errs
+//     towards seeing calls where there are none, which are then refused;
+//   - on SQLite every connection carries an authorizer (modernc.org/sqlite's
+//     RegisterAuthorizer) that allows reading, SELECT and functions other
+//     than load_extension and kin, and denies writes, schema changes,
+//     PRAGMA, ATTACH and transactions as each statement compiles;
 //   - arguments are always bound as parameters ($1, $2, … on PostgreSQL;
 //     ? on SQLite), never spliced into the text;
-//   - as a second line of defence the statement runs in a read-only
+//   - as a further line of defence the statement runs in a read-only
 //     transaction (PostgreSQL: BEGIN … READ ONLY, with SET LOCAL
-//     statement_timeout) or on connections opened read-only (SQLite:
-//     mode=ro and PRAGMA query_only, on a connection pool owned by the
-//     tool), so that a write hidden
-//     in a function the check does not know still fails;
-//   - every call has a timeout ([Config.Timeout], default 10 s) and returns
-//     at most [Config.MaxRows] rows (default 100).
+//     statement_timeout and lock_timeout) or on connections opened
+//     read-only (SQLite: mode=ro and PRAGMA query_only, on a connection
+//     pool owned by the tool), so that a write hidden in a function still
+//     fails;
+//   - every call has a timeout ([Config.Timeout], default 10 s; SQLite is
+//     interrupted when it passes) and returns at most [Config.MaxRows] rows
+//     (default 100).
+//
+// What no check sees: a view or a function's body that calls a volatile
+// function (the read-only transaction still stops its writes).
 //
 // # Results
 //
@@ -33,6 +50,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +65,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/tool"
@@ -86,6 +104,11 @@ type Config struct {
 	MaxRows int
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// AllowFunctions lists volatile PostgreSQL functions (name or
+	// schema.name, as PostgreSQL folds them) the operator allows the query
+	// to call, such as random or pg_sleep. Immutable and stable functions
+	// need no listing.
+	AllowFunctions []string
 }
 
 // Option configures New.
@@ -110,12 +133,17 @@ func WithPool(pool *pgxpool.Pool) Option { return func(o *options) { o.pool = po
 // connections.
 type Tool struct {
 	cfg     Config
+	calls   []call // the functions the query calls, resolved on PostgreSQL before the first run
 	spec    llm.ToolSpec
 	types   map[string]string // Bind name → JSON Schema type ("" if none)
 	pool    *pgxpool.Pool
 	ownPool bool
 	db      *sql.DB
 	once    sync.Once
+
+	mu       sync.Mutex
+	verified bool  // the calls resolved to immutable, stable or allowed functions
+	refused  error // or did not: the reason, for every call
 }
 
 var _ tool.Tool = (*Tool)(nil)
@@ -160,6 +188,7 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	}
 	t := &Tool{
 		cfg:   cfg,
+		calls: s.calls(),
 		spec:  llm.ToolSpec{Name: cfg.Name, Description: cfg.Description, Parameters: params},
 		types: types,
 	}
@@ -202,7 +231,8 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	return t, nil
 }
 
-// openSQLite opens a pool whose every connection is read-only.
+// openSQLite opens a pool whose every connection is read-only and carries
+// an authorizer that lets a statement read and call functions, nothing else.
 func openSQLite(dsn string) (*sql.DB, error) {
 	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
 	v, err := url.ParseQuery(query)
@@ -214,13 +244,47 @@ func openSQLite(dsn string) (*sql.DB, error) {
 	v.Set("mode", "ro")
 	v.Add("_pragma", "query_only(1)")
 	v.Add("_pragma", "busy_timeout(5000)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+v.Encode())
-	if err != nil {
-		return nil, err
-	}
+	drv := &sqlite.Driver{}
+	drv.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+		r, ok := c.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return errors.New("the SQLite driver offers no authorizer")
+		}
+		return r.RegisterAuthorizer(authorize)
+	})
+	db := sql.OpenDB(connector{drv: drv, dsn: "file:" + path + "?" + v.Encode()})
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
+}
+
+// connector opens connections of one DSN on a driver of the tool's own, so
+// that its connection hook (the authorizer) touches no other SQLite pool
+// of the process.
+type connector struct {
+	drv *sqlite.Driver
+	dsn string
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.drv }
+
+// authorize is the SQLite authorizer of a tool's connections, consulted as
+// each statement compiles: reading, SELECT, recursive WITH and functions
+// other than the dangerous ones pass; writes, schema changes, PRAGMA,
+// ATTACH and transactions are denied, whatever the statement check missed.
+func authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthFunction:
+		name := strings.ToUpper(arg2)
+		if forbiddenFuncs[name] {
+			return sqlite.AuthorizerDeny
+		}
+		return sqlite.AuthorizerOK
+	}
+	return sqlite.AuthorizerDeny
 }
 
 // parameters returns the tool's schema and the declared type of each bound
@@ -465,8 +529,11 @@ func (t *Tool) queryPostgres(ctx context.Context, vals []any) ([]byte, error) {
 		defer cancel()
 		tx.Rollback(rctx)
 	}()
-	ms := t.cfg.Timeout.Milliseconds()
-	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(max(ms, 1), 10)); err != nil {
+	ms := strconv.FormatInt(max(t.cfg.Timeout.Milliseconds(), 1), 10)
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+ms+"; SET LOCAL lock_timeout = "+ms); err != nil {
+		return nil, err
+	}
+	if err := t.verify(ctx, tx); err != nil {
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, t.cfg.Query, vals...)
@@ -499,6 +566,52 @@ func (t *Tool) queryPostgres(ctx context.Context, vals []any) ([]byte, error) {
 		}
 	}
 	return w.finish(), nil
+}
+
+// volatilityQuery resolves a function name as PostgreSQL would see it:
+// in the named schema, else in the schemas of the search path (pg_catalog
+// included). It reports how many functions of that name exist and whether
+// all of them are immutable or stable (any overload could be the one called).
+const volatilityQuery = `SELECT count(*), coalesce(bool_and(p.provolatile IN ('i', 's')), false)
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.proname = $1 AND CASE WHEN $2 = '' THEN n.nspname = ANY (pg_catalog.current_schemas(true)) ELSE n.nspname = $2 END`
+
+// verify resolves, once, every function the query calls in pg_proc: only
+// immutable and stable functions (which cannot change anything) and those
+// in Config.AllowFunctions may run; a name that resolves to nothing is
+// refused too, since the scan may have misread it. Side effects are
+// default-denied: nothing depends on knowing the dangerous functions.
+func (t *Tool) verify(ctx context.Context, tx pgx.Tx) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.verified || t.refused != nil {
+		return t.refused
+	}
+	allowed := map[string]bool{}
+	for _, f := range t.cfg.AllowFunctions {
+		allowed[f] = true
+	}
+	for _, c := range t.calls {
+		if allowed[c.name] || allowed[c.String()] {
+			continue
+		}
+		var n int
+		var safe bool
+		if err := tx.QueryRow(ctx, volatilityQuery, c.name, c.schema).Scan(&n, &safe); err != nil {
+			return fmt.Errorf("resolving function %s: %w", c, err)
+		}
+		switch {
+		case n == 0:
+			t.refused = fmt.Errorf("the query calls %s, which does not resolve to a function in the search path: refused (check the name; quoted names are case-sensitive)", c)
+		case !safe:
+			t.refused = fmt.Errorf("the query calls %s, a volatile function that may have side effects: refused (an operator may allow it in AllowFunctions)", c)
+		}
+		if t.refused != nil {
+			return t.refused
+		}
+	}
+	t.verified = true
+	return nil
 }
 
 func (t *Tool) querySQLite(ctx context.Context, vals []any) ([]byte, error) {

@@ -264,7 +264,7 @@ func TestPostgresReadOnly(t *testing.T) {
 	// transaction stops it.
 	fn := strings.TrimSuffix(b.table, ".items") + ".add_item"
 	b.exec(t, fmt.Sprintf(`CREATE FUNCTION %s() RETURNS int LANGUAGE sql AS $$ INSERT INTO %s (id, name) VALUES (99, 'evil') RETURNING id $$`, fn, b.table))
-	tl := b.tool(t, sqltool.Config{Query: "SELECT " + fn + "() AS id"})
+	tl := b.tool(t, sqltool.Config{Query: "SELECT " + fn + "() AS id", AllowFunctions: []string{fn}})
 	_, err := tl.Call(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 		t.Errorf("write through a function: %v", err)
@@ -274,7 +274,7 @@ func TestPostgresReadOnly(t *testing.T) {
 		t.Errorf("the write went through: %v", r.Rows)
 	}
 
-	slow := b.tool(t, sqltool.Config{Query: "SELECT pg_sleep(10)", Timeout: 100 * time.Millisecond})
+	slow := b.tool(t, sqltool.Config{Query: "SELECT pg_sleep(10)", Timeout: 100 * time.Millisecond, AllowFunctions: []string{"pg_sleep"}})
 	if _, err := slow.Call(context.Background(), nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("slow query: %v", err)
 	}
@@ -310,5 +310,64 @@ func TestDSNFromEnv(t *testing.T) {
 	}
 	if _, err := sqltool.New(sqltool.Config{Name: "q", Driver: sqltool.SQLite, DSNEnv: "NOPE", Query: "SELECT 1"}, getenv); err == nil || !strings.Contains(err.Error(), "NOPE") {
 		t.Errorf("missing DSN variable: %v", err)
+	}
+}
+
+// Side effects are default-denied on PostgreSQL: every function the query
+// calls must resolve in pg_proc to an immutable or stable one (or be
+// allowed). These bypassed the block list (quoted names) before.
+func TestPostgresSideEffectsRefused(t *testing.T) {
+	t.Parallel()
+	b := postgresBackend(t)
+	schema := strings.TrimSuffix(b.table, ".items")
+	b.exec(t, fmt.Sprintf(`CREATE FUNCTION %s.add_item() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$`, schema))
+	for _, q := range []string{
+		`SELECT "pg_read_file"('/etc/hostname')`,
+		`SELECT "pg_terminate_backend"(pg_backend_pid())`,
+		`SELECT "pg_advisory_lock"(42)`,
+		`SELECT "pg_catalog"."pg_read_file"('/etc/hostname')`,
+		`SELECT pg_catalog . "set_config"('a.b', 'c', false)`,
+		`SELECT "nextval"('x')`,
+		`SELECT "pg_sleep"(0)`,
+		`SELECT random()`,
+		`SELECT "PG_READ_FILE"('/etc/hostname')`,
+		`SELECT "pg_read_file" /* c */ ('/etc/hostname')`,
+		`SELECT "dblink_exec"('x')`,
+		`SELECT ` + schema + `."add_item"()`,
+		`SELECT "ADD_ITEM"()`,
+		`SELECT no_such_function(1)`,
+		`SELECT x FROM "pg_ls_dir"('.') AS x`,
+		`SELECT count(*) FROM ` + b.table + ` WHERE "pg_advisory_lock"(id) IS NOT NULL`,
+	} {
+		tl, err := sqltool.New(sqltool.Config{Name: "q", Driver: b.driver, DSN: b.dsn, Query: q})
+		if err != nil {
+			t.Logf("%s: refused by the check: %v", q, err)
+			continue
+		}
+		_, err = tl.Call(context.Background(), nil)
+		tl.Close()
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	// No advisory lock is left held.
+	var locks int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 42`).Scan(&locks); err != nil || locks != 0 {
+		t.Errorf("advisory locks held: %d, %v", locks, err)
+	}
+	if _, err := sqltool.New(sqltool.Config{Name: "q", Driver: b.driver, DSN: b.dsn, Query: `SELECT U&"\0070g_read_file"('/etc/hostname')`}); err == nil {
+		t.Error("a Unicode-escaped identifier was accepted")
+	}
+	// What reads passes: immutable and stable functions, quoted or
+	// qualified, casts with type modifiers, syntax that looks like calls.
+	ok := b.tool(t, sqltool.Config{Query: `WITH v(a) AS (SELECT 1) SELECT "lower"('A') AS l, pg_catalog.upper('b') AS u, now() IS NOT NULL AS n,
+		coalesce(NULL, 2)::numeric(10, 2) AS c, substring('abc' FROM 2 FOR 1) AS s, extract(year FROM DATE '2024-01-02') AS y,
+		count(*) AS k, CAST(1 AS varchar(3)) AS t FROM v, generate_series(1, 2) AS g(i) WHERE g.i IN (1, 2) AND EXISTS (SELECT 1)`})
+	if _, content := run(t, ok, ``); content != `{"rows":[{"l":"a","u":"B","n":true,"c":2.00,"s":"b","y":2024,"k":2,"t":"1"}],"truncated":false}` {
+		t.Errorf("read-only query = %s", content)
+	}
+	allowed := b.tool(t, sqltool.Config{Query: `SELECT random() < 2 AS r`, AllowFunctions: []string{"random"}})
+	if _, content := run(t, allowed, ``); content != `{"rows":[{"r":true}],"truncated":false}` {
+		t.Errorf("allowed volatile function = %s", content)
 	}
 }
