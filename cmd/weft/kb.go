@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -33,7 +38,7 @@ knowledge_base_ids (see "weft agent apply"). KB is a name or an id.`,
 	r.register(cmd)
 	r.registerJSON(cmd)
 	cmd.AddCommand(newKBCreateCmd(e, &r), newKBListCmd(e, &r), newKBIngestCmd(e, &r), newKBDocsCmd(e, &r),
-		newKBSearchCmd(e, &r), newKBRmCmd(e, &r))
+		newKBSearchCmd(e, &r), newKBRmCmd(e, &r), newKBRmDocCmd(e, &r))
 	return cmd
 }
 
@@ -149,6 +154,50 @@ func newKBRmCmd(e *env, r *remoteFlags) *cobra.Command {
 	}
 }
 
+func newKBRmDocCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm-doc KB DOC...",
+		Short: "Remove documents, and their chunks, from a knowledge base",
+		Long:  `Remove documents from a knowledge base. DOC is a document's name (as "weft kb docs" shows it) or id.`,
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			docs, err := c.ListDocuments(cmd.Context(), kb.ID)
+			if err != nil {
+				return remoteError(err, c)
+			}
+			removed := []string{}
+			for _, ref := range args[1:] {
+				i := slices.IndexFunc(docs, func(d client.Document) bool { return d.ID == ref })
+				if i < 0 {
+					i = slices.IndexFunc(docs, func(d client.Document) bool { return d.Name == ref })
+				}
+				if i < 0 {
+					return fmt.Errorf("knowledge base %s has no document named or with id %q", kb.Name, ref)
+				}
+				if err := c.DeleteDocument(cmd.Context(), kb.ID, docs[i].ID); err != nil {
+					return remoteError(err, c)
+				}
+				removed = append(removed, docs[i].ID)
+				if !r.json {
+					fmt.Fprintf(e.stdout, "document %s removed (%s)\n", docs[i].Name, docs[i].ID)
+				}
+			}
+			if r.json {
+				return printJSON(e, map[string]any{"removed": removed})
+			}
+			return nil
+		},
+	}
+}
+
 func newKBDocsCmd(e *env, r *remoteFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:     "docs KB",
@@ -254,18 +303,27 @@ func newKBSearchCmd(e *env, r *remoteFlags) *cobra.Command {
 
 func newKBIngestCmd(e *env, r *remoteFlags) *cobra.Command {
 	var (
-		progress string
-		poll     time.Duration
+		progress         string
+		poll             time.Duration
+		include, exclude []string
+		concurrency      int
 	)
 	cmd := &cobra.Command{
-		Use:   "ingest KB FILE...",
-		Short: "Upload documents into a knowledge base and wait until they are indexed",
+		Use:   "ingest KB PATH...",
+		Short: "Upload files and folders into a knowledge base and wait until they are indexed",
 		Long: `Upload documents into a knowledge base, then wait until the server has indexed
-them, showing progress. The file's extension tells the server how to read it
-(.txt, .md, .html, .pdf, …); a file whose name was uploaded before replaces
-that document. The command fails if any document fails, saying which and why.`,
-		Example: `  weft kb ingest handbook docs/*.md policies.pdf`,
-		Args:    cobra.MinimumNArgs(2),
+them, showing progress. A folder is read recursively; its documents are named
+by their path inside it ("go/src" holding fmt/doc.go and strconv/doc.go gives
+two documents, "fmt/doc.go" and "strconv/doc.go"); a file given directly is
+named by its base name. --include and --exclude filter a folder's files by
+glob patterns, matched against the relative path and against the base name.
+The file's extension tells the server how to read it (.txt, .md, .html, .pdf,
+…); a name uploaded before replaces that document. Uploads run --concurrency
+at a time and wait out the server's rate limit (429 Retry-After). The command
+fails if any document fails, saying which and why.`,
+		Example: `  weft kb ingest handbook docs/*.md policies.pdf
+  weft kb ingest gosrc /usr/lib/go/src --include '*.go' --exclude '*_test.go' --exclude 'testdata/*'`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if progress != "auto" && progress != "bar" && progress != "plain" {
 				return usageError{fmt.Errorf("--progress %q: want auto, bar or plain", progress)}
@@ -273,7 +331,15 @@ that document. The command fails if any document fails, saying which and why.`,
 			if poll <= 0 {
 				return usageError{errors.New("--poll: want a positive duration")}
 			}
-			files, total, err := statFiles(args[1:])
+			if concurrency < 1 || concurrency > 32 {
+				return usageError{errors.New("--concurrency: want 1 to 32")}
+			}
+			for _, g := range slices.Concat(include, exclude) {
+				if _, err := path.Match(g, ""); err != nil {
+					return usageError{fmt.Errorf("glob %q: %w", g, err)}
+				}
+			}
+			files, total, err := collectFiles(args[1:], include, exclude)
 			if err != nil {
 				return err
 			}
@@ -286,7 +352,7 @@ that document. The command fails if any document fails, saying which and why.`,
 				return remoteError(err, c)
 			}
 			bar := progress == "bar" || progress == "auto" && !r.json && writerIsTerminal(e.stdout)
-			in := &ingestion{e: e, c: c, kb: kb, bar: bar, quiet: r.json, poll: poll}
+			in := &ingestion{e: e, c: c, kb: kb, bar: bar, quiet: r.json, poll: poll, concurrency: concurrency}
 			docs, err := in.run(cmd, files, total)
 			if err != nil {
 				return err
@@ -310,6 +376,9 @@ that document. The command fails if any document fails, saying which and why.`,
 	}
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress display: bar, plain (a line per event) or auto (a bar on a terminal)")
 	cmd.Flags().DurationVar(&poll, "poll", 250*time.Millisecond, "how often to ask the server for the documents' status")
+	cmd.Flags().StringSliceVar(&include, "include", nil, "in folders, upload only files matching this glob (repeatable; default: all)")
+	cmd.Flags().StringSliceVar(&exclude, "exclude", nil, "in folders, skip files and folders matching this glob (repeatable)")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "uploads at a time, 1 to 32")
 	return cmd
 }
 
@@ -319,21 +388,73 @@ type localFile struct {
 	size       int64
 }
 
-// statFiles checks that every file is a readable regular file before any
-// is uploaded, so that a typo does not leave half the set ingested.
-func statFiles(paths []string) ([]localFile, int64, error) {
+// collectFiles lists the files to upload: files as given, named by their
+// base name, and the regular files under folders, named by their path
+// relative to the folder, filtered by the include and exclude globs. It
+// checks every file before any is uploaded, so that a typo does not leave
+// half the set ingested.
+func collectFiles(paths, include, exclude []string) ([]localFile, int64, error) {
 	var out []localFile
 	var total int64
+	matches := func(globs []string, rel string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, rel); ok {
+				return true
+			}
+			if ok, _ := path.Match(g, path.Base(rel)); ok {
+				return true
+			}
+		}
+		return false
+	}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !st.Mode().IsRegular() {
-			return nil, 0, fmt.Errorf("%s is not a regular file", p)
+		if st.Mode().IsRegular() {
+			out = append(out, localFile{path: p, name: filepath.Base(p), size: st.Size()})
+			total += st.Size()
+			continue
 		}
-		out = append(out, localFile{path: p, name: filepath.Base(p), size: st.Size()})
-		total += st.Size()
+		if !st.IsDir() {
+			return nil, 0, fmt.Errorf("%s is neither a regular file nor a folder", p)
+		}
+		err = filepath.WalkDir(p, func(file string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if file == p {
+				return nil
+			}
+			rel, err := filepath.Rel(p, file)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if matches(exclude, rel) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() || len(include) > 0 && !matches(include, rel) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			out = append(out, localFile{path: file, name: rel, size: info.Size()})
+			total += info.Size()
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, 0, errors.New("no files to upload (check --include and --exclude)")
 	}
 	return out, total, nil
 }
@@ -357,6 +478,9 @@ type ingestion struct {
 	bar   bool // progress bars rather than lines
 	quiet bool // neither (--json)
 	poll  time.Duration
+
+	concurrency int // uploads at a time
+	mu          sync.Mutex
 }
 
 func (in *ingestion) newBar(max int64, desc string, bytes bool) *progressbar.ProgressBar {
@@ -374,6 +498,8 @@ func (in *ingestion) newBar(max int64, desc string, bytes bool) *progressbar.Pro
 
 func (in *ingestion) linef(format string, args ...any) {
 	if !in.bar && !in.quiet {
+		in.mu.Lock()
+		defer in.mu.Unlock()
 		fmt.Fprintf(in.e.stdout, format+"\n", args...)
 	}
 }
@@ -387,24 +513,56 @@ func (in *ingestion) run(cmd *cobra.Command, files []localFile, total int64) ([]
 	if in.bar && !in.quiet {
 		up = in.newBar(total, "uploading", true)
 	}
+	// Upload concurrently; the results keep the files' order.
+	uploaded := make([]client.Document, len(files))
+	var (
+		wg    sync.WaitGroup
+		fatal error
+		once  sync.Once
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, in.concurrency)
+	for i, f := range files {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			d, err := in.upload(ctx, f, up)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.Code == client.CodeUnauthorized || ce.Code == client.CodeNotFound || ce.Status >= 500 || ce.Status == http.StatusTooManyRequests {
+					// Not about this file: the others would fail the same way.
+					once.Do(func() { fatal = fmt.Errorf("uploading %s: %w", f.path, remoteError(err, in.c)) })
+					cancel()
+					return
+				}
+				d = client.Document{Name: f.name, Status: client.DocumentFailed, Error: remoteError(err, in.c).Error()}
+				in.linef("failed   %s: %s", f.name, d.Error)
+			} else {
+				in.linef("uploaded %s (%s)", f.name, byteCount(f.size))
+			}
+			uploaded[i] = d
+		})
+	}
+	wg.Wait()
+	if fatal != nil {
+		return nil, fatal
+	}
+	if err := cmd.Context().Err(); err != nil {
+		return nil, err
+	}
 	var docs []client.Document
 	index := map[string]int{} // document id → position in docs
-	for _, f := range files {
-		d, err := in.upload(cmd, f, up)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var ce *client.Error
-			if !errors.As(err, &ce) || ce.Code == client.CodeUnauthorized || ce.Code == client.CodeNotFound || ce.Status >= 500 {
-				// Not about this file: the others would fail the same way.
-				return nil, fmt.Errorf("uploading %s: %w", f.path, remoteError(err, in.c))
-			}
-			d = client.Document{Name: f.name, Status: client.DocumentFailed, Error: remoteError(err, in.c).Error()}
-			in.linef("failed   %s: %s", f.name, d.Error)
-		} else {
-			in.linef("uploaded %s (%s)", f.name, byteCount(f.size))
-		}
+	for _, d := range uploaded {
 		if i, dup := index[d.ID]; dup && d.ID != "" {
 			docs[i] = d // the same name twice: the later upload replaces the document
 			continue
@@ -415,23 +573,25 @@ func (in *ingestion) run(cmd *cobra.Command, files []localFile, total int64) ([]
 	if up != nil {
 		up.Finish()
 	}
-	return docs, in.wait(ctx, docs)
+	return docs, in.wait(cmd.Context(), docs)
 }
 
-// upload sends one file, counting its bytes on bar when there is one.
-func (in *ingestion) upload(cmd *cobra.Command, f localFile, bar *progressbar.ProgressBar) (client.Document, error) {
+// upload sends one file, counting its bytes on bar when there is one. The
+// file goes to the client as an *os.File, which it can rewind to retry a
+// rate-limited upload.
+func (in *ingestion) upload(ctx context.Context, f localFile, bar *progressbar.ProgressBar) (client.Document, error) {
 	file, err := os.Open(f.path)
 	if err != nil {
 		return client.Document{}, err
 	}
 	defer file.Close()
-	var rd io.Reader = file
-	if bar != nil {
-		bar.Describe("uploading " + f.name)
-		pr := progressbar.NewReader(file, bar)
-		rd = &pr
+	d, err := in.c.UploadDocument(ctx, in.kb.ID, f.name, file)
+	if err == nil && bar != nil {
+		in.mu.Lock()
+		bar.Add64(f.size)
+		in.mu.Unlock()
 	}
-	return in.c.UploadDocument(cmd.Context(), in.kb.ID, f.name, rd)
+	return d, err
 }
 
 // wait polls the documents until none is queued or indexing, updating docs

@@ -12,6 +12,11 @@
 // Every method takes a context first and honours it for the whole exchange,
 // including the reading of a stream. Failures the server reports come back
 // as *[Error], with the HTTP status and the API's stable error code.
+//
+// A request the server rate-limits (429) is retried after the wait its
+// Retry-After header asks for, at most [DefaultRetries] times and only for
+// waits up to [MaxRetryWait] (see [WithRetries]); uploads are retried when
+// their reader can seek back.
 package client
 
 import (
@@ -25,6 +30,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weftlabs/weft/platform/api"
 )
@@ -36,7 +42,17 @@ type Client struct {
 	key       string
 	hc        *http.Client
 	userAgent string
+	retries   int
 }
+
+// Retries of rate-limited requests (see [WithRetries]).
+const (
+	// DefaultRetries is how many times a 429 answer is retried.
+	DefaultRetries = 5
+	// MaxRetryWait is the longest Retry-After the client waits out; a
+	// longer one is returned as the error at once.
+	MaxRetryWait = time.Minute
+)
 
 // Option configures a [Client].
 type Option func(*Client)
@@ -52,6 +68,16 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
+// WithRetries sets how many times a request answered 429 is retried after
+// its Retry-After wait (default [DefaultRetries]; 0 disables retries).
+func WithRetries(n int) Option {
+	return func(c *Client) {
+		if n >= 0 {
+			c.retries = n
+		}
+	}
+}
+
 // WithUserAgent sets the User-Agent header of every request.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
@@ -61,7 +87,7 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 func New(baseURL, apiKey string, opts ...Option) *Client {
 	base := strings.TrimRight(strings.TrimSpace(baseURL), "/")
 	base = strings.TrimSuffix(base, "/v1")
-	c := &Client{base: base, key: apiKey, hc: http.DefaultClient, userAgent: "weft-client-go"}
+	c := &Client{base: base, key: apiKey, hc: http.DefaultClient, userAgent: "weft-client-go", retries: DefaultRetries}
 	for _, o := range opts {
 		o(c)
 	}
@@ -85,6 +111,9 @@ type Error struct {
 	// RequestID is the server's X-Request-Id of the failed request, for
 	// its logs.
 	RequestID string `json:"-"`
+	// RetryAfter is the wait the server asked for with Retry-After (429,
+	// 503), zero when it did not.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string {
@@ -153,23 +182,50 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 }
 
 // send performs req and returns the response when it is a 2xx; otherwise it
-// reads the error body and returns an *Error.
+// reads the error body and returns an *Error. A 429 is retried after its
+// Retry-After (one second without one) when the body can be replayed.
 func (c *Client) send(req *http.Request) (*http.Response, error) {
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			return resp, nil
+		}
+		e := errorFrom(resp)
+		resp.Body.Close()
+		wait := e.RetryAfter
+		if wait <= 0 {
+			wait = time.Second
+		}
+		if e.Status != http.StatusTooManyRequests || attempt >= c.retries || wait > MaxRetryWait ||
+			req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+			return nil, e
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-req.Context().Done():
+			t.Stop()
+			return nil, e
+		case <-t.C:
+		}
+		next := req.Clone(req.Context())
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, e
+			}
+			next.Body = body
+		}
+		req = next
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	return nil, errorFrom(resp)
 }
 
 // errorFrom reads a non-2xx answer into an *Error.
 func errorFrom(resp *http.Response) *Error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id"), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	var body struct {
 		Error *Error `json:"error"`
 	}
@@ -225,3 +281,23 @@ func (c *Client) Ready(ctx context.Context) error {
 }
 
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > int64(24*time.Hour/time.Second) {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

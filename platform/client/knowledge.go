@@ -142,7 +142,9 @@ func (c *Client) FindKnowledgeBase(ctx context.Context, ref string) (KnowledgeBa
 // it queued: the server ingests it in the background, and
 // [Client.GetDocument] follows its status. The name's extension tells the
 // server how to read it (.md, .html, .pdf, …); uploading a name again
-// replaces that document. The body is streamed, not held in memory.
+// replaces that document. Names may hold "/" ("fmt/doc.go"). The body is
+// streamed, not held in memory; when r is an [io.Seeker] (an *os.File), a
+// rate-limited upload is retried (see the package doc).
 func (c *Client) UploadDocument(ctx context.Context, kb, name string, r io.Reader) (Document, error) {
 	var out Document
 	p, err := kbPath(kb)
@@ -159,22 +161,49 @@ func (c *Client) UploadDocument(ctx context.Context, kb, name string, r io.Reade
 	if err != nil {
 		return out, err
 	}
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	// The transport closes pr when the exchange ends, however it ends, so
-	// this goroutine always returns.
-	go func() {
-		fw, err := mw.CreateFormFile("file", name)
-		if err == nil {
-			_, err = io.Copy(fw, r)
+	boundary := multipart.NewWriter(io.Discard).Boundary()
+	// body streams one multipart body from r. The transport closes the
+	// pipe's reader when the exchange ends, however it ends, so the
+	// writing goroutine always returns; done says when it has.
+	var done chan struct{}
+	body := func() io.ReadCloser {
+		pr, pw := io.Pipe()
+		mw := multipart.NewWriter(pw)
+		_ = mw.SetBoundary(boundary)
+		done = make(chan struct{})
+		go func(done chan struct{}) {
+			defer close(done)
+			// The name also as a field: the file part's name is cut to
+			// its base ("fmt/doc.go" → "doc.go") by the server's parser.
+			err := mw.WriteField("name", name)
+			var fw io.Writer
+			if err == nil {
+				fw, err = mw.CreateFormFile("file", name)
+			}
+			if err == nil {
+				_, err = io.Copy(fw, r)
+			}
+			if err == nil {
+				err = mw.Close()
+			}
+			pw.CloseWithError(err)
+		}(done)
+		return pr
+	}
+	req.Body = body()
+	if s, ok := r.(io.Seeker); ok {
+		// A reader that can seek back makes a 429 retryable.
+		if start, err := s.Seek(0, io.SeekCurrent); err == nil {
+			req.GetBody = func() (io.ReadCloser, error) {
+				<-done // the previous attempt no longer reads r
+				if _, err := s.Seek(start, io.SeekStart); err != nil {
+					return nil, err
+				}
+				return body(), nil
+			}
 		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	req.Body = pr
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	}
+	req.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)
 	resp, err := c.send(req)
 	if err != nil {
 		return out, err
