@@ -1,21 +1,28 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/internal/bomb"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider/scripted"
 	"github.com/weftlabs/weft/rag"
+	"github.com/weftlabs/weft/rag/loader"
 )
 
 // serverOn starts a server (no HTTP listener) on store, closed at cleanup.
@@ -166,4 +173,55 @@ func openTestPostgres(t *testing.T, dsn string) *meta.SQL {
 	}
 	t.Cleanup(func() { pg.Close() })
 	return pg
+}
+
+// TestIngestionBombs uploads decompression bombs through the API: each
+// document fails alone with a limit error in its error field, and the
+// server's heap stays far under the expanded sizes (the figures are logged).
+// The loader's decompression limit is 2 MiB here, a 32nd of the
+// default, so that the test runs fast under the race detector.
+func TestIngestionBombs(t *testing.T) {
+	e := newEnv(t, nil, func(c *Config) { c.Ingestion.Loader = []loader.Option{loader.WithMaxDecompressed(2 << 20)} })
+	var kb kbView
+	e.do(e.admin, "POST", "/v1/knowledge-bases", map[string]any{"name": "bombs", "embedding_model": ""}, &kb)
+	docs := map[string][]byte{
+		"flate.pdf": bomb.PDFFlate(8 << 20),
+		"part.docx": bomb.DOCXPart(8 << 20),
+		"deep.docx": bomb.DOCXDeep(100000),
+	}
+	for name, data := range docs {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("file", name)
+		fw.Write(data)
+		mw.Close()
+		req, _ := http.NewRequest("POST", e.http.URL+"/v1/knowledge-bases/"+kb.ID+"/documents", &buf)
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: upload %v %v", name, resp, err)
+		}
+		var doc meta.Document
+		json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		d := e.waitDocument(kb.ID, doc.ID)
+		runtime.ReadMemStats(&after)
+		t.Logf("%s: %d KiB, heap in use %+d MiB, %d MiB allocated: %s", name, len(data)>>10, (int64(after.HeapInuse)-int64(before.HeapInuse))>>20, (after.TotalAlloc-before.TotalAlloc)>>20, d.Error)
+		if d.Status != meta.DocFailed || !strings.Contains(d.Error, "document too large") {
+			t.Fatalf("%s: %+v", name, d)
+		}
+		if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 64<<20 {
+			t.Errorf("%s: heap grew %d MiB", name, grown>>20)
+		}
+	}
+	// A good document after the bombs is ingested.
+	var doc meta.Document
+	e.do(e.admin, "POST", "/v1/knowledge-bases/"+kb.ID+"/documents", map[string]any{"name": "ok.md", "content": "# Fine\n\nA normal document."}, &doc)
+	if d := e.waitDocument(kb.ID, doc.ID); d.Status != meta.DocReady {
+		t.Fatalf("good document after the bombs: %+v", d)
+	}
 }

@@ -3,6 +3,8 @@ package loader
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -18,15 +20,26 @@ import (
 // that retrieval needs, and the Go libraries that read Word files are
 // either heavy, unmaintained or commercially licensed.
 
-// maxXMLPart bounds the decompressed size of one part of a DOCX archive
-// (a defence against zip bombs).
-const maxXMLPart = 256 << 20
+// maxZipEntries bounds the entries of a DOCX archive (Word writes a few
+// dozen); more fail before archive/zip reads its directory.
+const maxZipEntries = 4096
 
-func loadDOCX(data []byte) (rag.Document, error) {
+// docxReader reads the parts of one DOCX within the loader's limits.
+type docxReader struct {
+	ctx    context.Context
+	l      *Loader
+	budget *budget // decompressed bytes, shared by every part
+}
+
+func (l *Loader) loadDOCX(ctx context.Context, data []byte) (rag.Document, error) {
+	if err := checkZipEntries(data); err != nil {
+		return rag.Document{}, err
+	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return rag.Document{}, fmt.Errorf("%w: not a valid zip archive: %v", ErrCorrupt, err)
 	}
+	r := &docxReader{ctx: ctx, l: l, budget: newBudget(l.maxDecompressed)}
 	parts := map[string]*zip.File{}
 	for _, f := range zr.File {
 		parts[f.Name] = f
@@ -37,22 +50,23 @@ func loadDOCX(data []byte) (rag.Document, error) {
 	}
 	levels := map[string]int{}
 	if f, ok := parts["word/styles.xml"]; ok {
-		if b, err := readPart(f); err == nil {
-			levels = headingStyles(b)
+		err := r.part(f, func(d *xml.Decoder) error {
+			levels, err = headingStyles(d, l.maxXMLDepth)
+			return err
+		})
+		if isLimit(err) {
+			return rag.Document{}, err
 		}
 	}
-	body, err := readPart(doc)
-	if err != nil {
-		return rag.Document{}, err
-	}
-	w := docxWriter{levels: levels}
-	if err := w.render(body); err != nil {
+	w := docxWriter{levels: levels, maxText: l.maxText, maxDepth: l.maxXMLDepth}
+	if err := r.part(doc, w.render); err != nil {
 		return rag.Document{}, err
 	}
 	meta := map[string]string{}
 	if f, ok := parts["docProps/core.xml"]; ok {
-		if b, err := readPart(f); err == nil {
-			coreProperties(b, meta)
+		err := r.part(f, func(d *xml.Decoder) error { return coreProperties(d, meta) })
+		if isLimit(err) {
+			return rag.Document{}, err
 		}
 	}
 	if meta[rag.MetaTitle] == "" && w.title != "" {
@@ -61,38 +75,84 @@ func loadDOCX(data []byte) (rag.Document, error) {
 	return rag.Document{Text: strings.TrimSpace(w.b.String()) + "\n", Metadata: meta}, nil
 }
 
-func readPart(f *zip.File) ([]byte, error) {
+// part decodes one part of the archive with read, streaming it from the
+// zip entry through the decompression budget and the XML token bound.
+func (r *docxReader) part(f *zip.File, read func(*xml.Decoder) error) error {
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Name, err)
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Name, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxXMLPart+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Name, err)
+	d := xml.NewDecoder(&xmlTokenReader{r: &boundedReader{ctx: r.ctx, r: rc, b: r.budget}})
+	if err := read(d); err != nil {
+		if isLimit(err) {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Name, err)
 	}
-	if len(b) > maxXMLPart {
-		return nil, fmt.Errorf("%w: %s expands to over %d MiB", ErrTooLarge, f.Name, maxXMLPart>>20)
+	return nil
+}
+
+// checkZipEntries reads the entry count from the end of central directory
+// record and refuses archives with too many entries, or in ZIP64 form
+// (no Word document needs it), before archive/zip allocates a record per
+// entry.
+func checkZipEntries(data []byte) error {
+	const eocdLen = 22
+	tail := data[max(0, len(data)-(eocdLen+65535)):]
+	i := bytes.LastIndex(tail, []byte("PK\x05\x06"))
+	if i < 0 || len(tail)-i < eocdLen {
+		return fmt.Errorf("%w: not a valid zip archive: no end of central directory", ErrCorrupt)
 	}
-	return b, nil
+	n := int(binary.LittleEndian.Uint16(tail[i+10:]))
+	if n == 0xFFFF || bytes.Contains(tail[max(0, i-20):i], []byte("PK\x06\x07")) {
+		return fmt.Errorf("%w: a ZIP64 archive (a Word document has a few dozen parts)", ErrTooLarge)
+	}
+	if n > maxZipEntries {
+		return fmt.Errorf("%w: %d zip entries, over the limit of %d", ErrTooLarge, n, maxZipEntries)
+	}
+	return nil
+}
+
+// tokens reads a decoder's tokens, failing when elements nest deeper than
+// maxDepth.
+func tokens(d *xml.Decoder, maxDepth int, f func(xml.Token) error) error {
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			// encoding/xml wraps the reader's error in text only when it is
+			// a syntax error; a limit comes back as is.
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("%w: XML nested over %d levels deep (raise it with loader.WithMaxXMLDepth)", ErrTooLarge, maxDepth)
+			}
+		case xml.EndElement:
+			depth--
+		}
+		if err := f(tok); err != nil {
+			return err
+		}
+	}
 }
 
 // headingStyles maps style IDs to heading levels, from the style names in
 // word/styles.xml ("heading 1", "Title") and their outline levels: style
 // IDs are localised ("Titre1", "berschrift1"), names and outline levels are
 // not.
-func headingStyles(data []byte) map[string]int {
+func headingStyles(d *xml.Decoder, maxDepth int) (map[string]int, error) {
 	levels := map[string]int{}
-	d := xml.NewDecoder(bytes.NewReader(data))
 	var id string
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return levels
-		}
+	err := tokens(d, maxDepth, func(tok xml.Token) error {
 		se, ok := tok.(xml.StartElement)
 		if !ok {
-			continue
+			return nil
 		}
 		switch se.Name.Local {
 		case "style":
@@ -110,7 +170,9 @@ func headingStyles(data []byte) map[string]int {
 				}
 			}
 		}
-	}
+		return nil
+	})
+	return levels, err
 }
 
 // headingLevelOf reads a heading level from a style name or ID: "heading 2",
@@ -129,13 +191,13 @@ func headingLevelOf(name string) int {
 }
 
 // coreProperties reads dc:title and dc:creator from docProps/core.xml.
-func coreProperties(data []byte, meta map[string]string) {
+func coreProperties(d *xml.Decoder, meta map[string]string) error {
 	var core struct {
 		Title   string `xml:"title"`
 		Creator string `xml:"creator"`
 	}
-	if xml.Unmarshal(data, &core) != nil {
-		return
+	if err := d.Decode(&core); err != nil {
+		return err
 	}
 	if t := strings.TrimSpace(core.Title); t != "" {
 		meta[rag.MetaTitle] = t
@@ -143,6 +205,7 @@ func coreProperties(data []byte, meta map[string]string) {
 	if c := strings.TrimSpace(core.Creator); c != "" {
 		meta["author"] = c
 	}
+	return nil
 }
 
 func xmlAttr(se xml.StartElement, local string) string {
@@ -156,9 +219,12 @@ func xmlAttr(se xml.StartElement, local string) string {
 
 // docxWriter renders word/document.xml as Markdown-structured text.
 type docxWriter struct {
-	levels map[string]int
-	b      strings.Builder
-	title  string
+	levels   map[string]int
+	maxText  int
+	maxDepth int
+	b        strings.Builder
+	title    string
+	text     int // bytes of text taken in so far
 
 	para    strings.Builder // the paragraph being read
 	style   string
@@ -177,27 +243,32 @@ type docxTable struct {
 	cells bool // inside a cell
 }
 
-func (w *docxWriter) render(data []byte) error {
-	d := xml.NewDecoder(bytes.NewReader(data))
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: word/document.xml: %v", ErrCorrupt, err)
-		}
+func (w *docxWriter) render(d *xml.Decoder) error {
+	return tokens(d, w.maxDepth, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			w.start(t)
 		case xml.EndElement:
+			if t.Name.Local == "tc" || t.Name.Local == "tr" {
+				// Cells and rows cost markup even when empty.
+				if w.text += 4; w.text > w.maxText {
+					return fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(w.maxText)))
+				}
+			}
 			w.end(t)
 		case xml.CharData:
 			if w.inText && w.skip == 0 {
+				// Every byte of text is counted once as it comes in; the
+				// output adds a bounded amount of markup per paragraph,
+				// row and cell to it.
+				if w.text += len(t); w.text > w.maxText {
+					return fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(w.maxText)))
+				}
 				w.para.Write(t)
 			}
 		}
-	}
+		return nil
+	})
 }
 
 func (w *docxWriter) start(se xml.StartElement) {

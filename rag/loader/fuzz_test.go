@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/weftlabs/weft/internal/bomb"
 	"github.com/weftlabs/weft/rag"
 )
 
@@ -69,4 +71,30 @@ func FuzzLoad(f *testing.F) {
 	f.Add("a.txt", []byte("plain \xff text"))
 	f.Add("noext", []byte("<html>x</html>"))
 	f.Fuzz(func(t *testing.T, name string, data []byte) { fuzzLoad(t, name, data) })
+}
+
+func FuzzLoadDOCX(f *testing.F) {
+	f.Add(makeDOCX("t", []docxPara{{style: "Heading1", text: "h"}, {list: true, text: "a\tb"}}, [][]string{{"a", "b"}, {"c"}}))
+	f.Add(bomb.DOCXDeep(300))
+	f.Add(bomb.DOCXEntries(3))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzLoad(t, "fuzz.docx", data) })
+}
+
+// FuzzBoundedReaders: the bounded readers never let more than their limit
+// through and fail with ErrTooLarge past it; the PDF content scan never
+// panics.
+func FuzzBoundedReaders(f *testing.F) {
+	f.Add([]byte("BT /F1 12 Tf (a\\)b(c)) Tj [<41> 1 (x)] TJ ET % c\n<< /A 1 >>"), int64(10))
+	f.Add([]byte(strings.Repeat("x", 100)), int64(99))
+	f.Fuzz(func(t *testing.T, data []byte, limit int64) {
+		limit = max(0, limit%4096)
+		b := newBudget(limit)
+		n, err := io.Copy(io.Discard, &boundedReader{ctx: context.Background(), r: bytes.NewReader(data), b: b})
+		if n > limit+1 || (int64(len(data)) > limit) != errors.Is(err, ErrTooLarge) {
+			t.Fatalf("%d bytes under limit %d: read %d, %v", len(data), limit, n, err)
+		}
+		(&pdfScan{}).Write(data)
+		x := &xmlTokenReader{r: bytes.NewReader(data)}
+		io.Copy(io.Discard, x)
+	})
 }

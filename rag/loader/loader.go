@@ -12,6 +12,31 @@
 // names the file and matches one of [ErrTooLarge], [ErrBinary],
 // [ErrUnsupported], [ErrCorrupt], [ErrEncrypted] or [rag.ErrEmptyDocument]
 // with errors.Is.
+//
+// # Limits
+//
+// Documents may come from people who mean harm: a small PDF or DOCX can
+// inflate to gigabytes (a decompression bomb), nest XML without end or
+// claim millions of pages. Every limit is enforced while reading — a
+// counting reader that fails at the limit, never "inflate, then check" —
+// and a document over one fails alone with an error matching [ErrTooLarge]
+// that says which limit. The limits and their defaults:
+//
+//   - [WithMaxSize]: bytes read from the input (50 MiB).
+//   - [WithMaxDecompressed]: bytes decompressed from one document, summed
+//     over its zip entries (DOCX) or the PDF streams the loader reads
+//     (content streams, font maps) (64 MiB). A single XML token (text run,
+//     tag with its attributes) is bounded at 1 MiB.
+//   - [WithMaxText]: extracted text of one document (8 MiB).
+//   - [WithMaxPages]: pages of a PDF (5000).
+//   - [WithMaxXMLDepth]: nesting of XML elements (256); a DOCX has at
+//     most 4096 zip entries.
+//   - [WithParseTimeout]: time to parse one binary document (2 minutes);
+//     the parse stops reading when it passes.
+//
+// What the third-party PDF parser allocates while opening a file (its
+// cross-reference table, object streams) is bounded by checks on the raw
+// file before it is handed over (see loadPDF).
 package loader
 
 import (
@@ -102,14 +127,40 @@ const DefaultMaxSize = 50 << 20
 // take when the caller's context has no earlier deadline.
 const DefaultParseTimeout = 2 * time.Minute
 
+// Defaults of the limits (see the package documentation).
+const (
+	DefaultMaxDecompressed = 64 << 20
+	DefaultMaxText         = 8 << 20
+	DefaultMaxPages        = 5000
+	DefaultMaxXMLDepth     = 256
+)
+
 // Loader loads documents. The zero value is not usable; call [New]. A Loader
 // is safe for concurrent use and implements the Loader interface the
 // ingestion pipeline ([rag.Ingester]) takes.
 type Loader struct {
-	maxSize      int64
-	parseTimeout time.Duration
-	format       Format
+	maxSize         int64
+	parseTimeout    time.Duration
+	format          Format
+	maxDecompressed int64
+	maxText         int
+	maxPages        int
+	maxXMLDepth     int
 }
+
+// WithMaxDecompressed sets the most bytes decompressed from one document
+// (default 64 MiB): DOCX zip entries, PDF streams.
+func WithMaxDecompressed(n int64) Option { return func(l *Loader) { l.maxDecompressed = n } }
+
+// WithMaxText sets the most text, in bytes, extracted from one document
+// (default 8 MiB).
+func WithMaxText(n int) Option { return func(l *Loader) { l.maxText = n } }
+
+// WithMaxPages sets the most pages of a PDF (default 5000).
+func WithMaxPages(n int) Option { return func(l *Loader) { l.maxPages = n } }
+
+// WithMaxXMLDepth sets the deepest nesting of XML elements (default 256).
+func WithMaxXMLDepth(n int) Option { return func(l *Loader) { l.maxXMLDepth = n } }
 
 // Option configures a [Loader].
 type Option func(*Loader)
@@ -128,7 +179,8 @@ func WithParseTimeout(d time.Duration) Option { return func(l *Loader) { l.parse
 
 // New returns a Loader.
 func New(opts ...Option) *Loader {
-	l := &Loader{maxSize: DefaultMaxSize, parseTimeout: DefaultParseTimeout}
+	l := &Loader{maxSize: DefaultMaxSize, parseTimeout: DefaultParseTimeout, maxDecompressed: DefaultMaxDecompressed,
+		maxText: DefaultMaxText, maxPages: DefaultMaxPages, maxXMLDepth: DefaultMaxXMLDepth}
 	for _, o := range opts {
 		o(l)
 	}
@@ -165,7 +217,11 @@ func (l *Loader) Load(ctx context.Context, name string, r io.Reader) (rag.Docume
 		}
 	}
 	doc, err := l.parse(ctx, f, data)
-	if err == nil && strings.TrimSpace(doc.Text) == "" {
+	switch {
+	case err != nil:
+	case len(doc.Text) > l.maxText:
+		err = fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(l.maxText)))
+	case strings.TrimSpace(doc.Text) == "":
 		err = rag.ErrEmptyDocument
 	}
 	if err != nil {
@@ -205,7 +261,12 @@ func (l *Loader) parse(ctx context.Context, f Format, data []byte) (rag.Document
 	case PDF:
 		return l.loadPDF(ctx, data)
 	case DOCX:
-		return loadDOCX(data)
+		if l.parseTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, l.parseTimeout)
+			defer cancel()
+		}
+		return l.loadDOCX(ctx, data)
 	case CSV:
 		return loadCSV(data)
 	case JSON:

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -24,8 +27,19 @@ import (
 	"github.com/weftlabs/weft/rag"
 )
 
-// maxPDFPages bounds the pages read from one PDF.
-const maxPDFPages = 20000
+// maxPDFObjects bounds the objects a PDF's cross-reference data may
+// declare: the parser allocates a table entry for each.
+const maxPDFObjects = 1 << 20
+
+// The parser (ledongthuc/pdf) decompresses streams itself, lazily, as they
+// are read. Bounds are kept from outside it: the raw file is checked for
+// absurd object counts before it is opened; every stream the text
+// extraction reads (page content, font maps) is first read through a
+// counting reader against the document's decompression budget, stopping at
+// the limit (so no stream reaches the parser's interpreter unchecked); the
+// glyphs collected are bounded by the text limit; and the file is handed
+// over through a reader that fails once the parse deadline has passed,
+// which stops the parser at its next read.
 
 // loadPDF extracts the text of each page, page breaks recorded in
 // Document.Pages. Parsing runs in its own goroutine so that the caller gets
@@ -43,7 +57,7 @@ func (l *Loader) loadPDF(ctx context.Context, data []byte) (rag.Document, error)
 	}
 	done := make(chan result, 1)
 	go func() {
-		doc, err := extractPDF(ctx, data)
+		doc, err := l.extractPDF(ctx, data)
 		done <- result{doc, err}
 	}()
 	select {
@@ -58,17 +72,87 @@ func (l *Loader) loadPDF(ctx context.Context, data []byte) (rag.Document, error)
 func recovered[T any](f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if le, ok := r.(limitError); ok {
+				err = le.err
+				return
+			}
+			if e, ok := r.(error); ok && isLimit(e) {
+				err = e
+				return
+			}
 			err = fmt.Errorf("%w: PDF parser: %v", ErrCorrupt, r)
 		}
 	}()
 	return f()
 }
 
-func extractPDF(ctx context.Context, data []byte) (rag.Document, error) {
+// ctxReaderAt fails reads once ctx has ended.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("PDF parsing stopped: %w", err)
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// objectCounts finds the numbers the parser sizes its cross-reference table
+// by (/Size, and the ranges of /Index arrays) in the raw file, comments
+// allowed between the tokens.
+var objectCounts = regexp.MustCompile(`/(?:Size|Index)(?:\s|%[^\r\n]*[\r\n])*\[?((?:\s*[+-]?\d+)+)`)
+
+// checkObjectCounts refuses a file that declares more objects than
+// maxPDFObjects.
+func checkObjectCounts(data []byte) error {
+	for _, m := range objectCounts.FindAllSubmatch(data, -1) {
+		for _, f := range bytes.Fields(m[1]) {
+			if n, err := strconv.ParseInt(string(f), 10, 64); err != nil || n > maxPDFObjects || n < -maxPDFObjects {
+				return fmt.Errorf("%w: declares over %d objects", ErrTooLarge, maxPDFObjects)
+			}
+		}
+	}
+	return nil
+}
+
+// checkStream reads stream v (or an array of streams) through the
+// decompression budget and a scan of its tokens (pdfScan), failing at a
+// limit without reading further.
+func checkStream(ctx context.Context, v pdf.Value, b *budget) error {
+	if v.Kind() == pdf.Array {
+		for i := range min(v.Len(), 4096) {
+			if err := checkStream(ctx, v.Index(i), b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if v.Kind() != pdf.Stream {
+		return nil
+	}
+	rc := v.Reader()
+	defer rc.Close()
+	_, err := io.Copy(&pdfScan{}, &boundedReader{ctx: ctx, r: rc, b: b})
+	if isLimit(err) {
+		return err
+	}
+	return nil // damage shows again, and is handled, when the parser reads it
+}
+
+func (l *Loader) extractPDF(ctx context.Context, data []byte) (rag.Document, error) {
+	if err := checkObjectCounts(data); err != nil {
+		return rag.Document{}, err
+	}
+	streams := newBudget(l.maxDecompressed)
 	r, err := recovered(func() (*pdf.Reader, error) {
-		return pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+		return pdf.NewReader(ctxReaderAt{ctx, bytes.NewReader(data)}, int64(len(data)))
 	})
 	if err != nil {
+		if isLimit(err) {
+			return rag.Document{}, err
+		}
 		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
 			return rag.Document{}, fmt.Errorf("%w: remove the password before uploading (%v)", ErrEncrypted, err)
 		}
@@ -78,11 +162,15 @@ func extractPDF(ctx context.Context, data []byte) (rag.Document, error) {
 		return rag.Document{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	pages, err := recovered(func() ([]pdf.Page, error) {
-		return pdfPages(r, min(maxPDFPages, len(data)/32+1)), nil
+		return pdfPages(r, min(l.maxPages+1, len(data)/32+1)), nil
 	})
 	if err != nil {
 		return rag.Document{}, err
 	}
+	if len(pages) > l.maxPages {
+		return rag.Document{}, fmt.Errorf("%w: over %d pages (raise it with loader.WithMaxPages)", ErrTooLarge, l.maxPages)
+	}
+	text := &textBudget{left: l.maxText, limit: l.maxText}
 	meta, _ := recovered(func() (map[string]string, error) {
 		meta := map[string]string{}
 		info := r.Trailer().Key("Info")
@@ -105,7 +193,15 @@ func extractPDF(ctx context.Context, data []byte) (rag.Document, error) {
 		if err := ctx.Err(); err != nil {
 			return rag.Document{}, err
 		}
-		text, err := recovered(func() (string, error) { return pageText(p), nil })
+		text, err := recovered(func() (string, error) {
+			if err := checkStream(ctx, p.V.Key("Contents"), streams); err != nil {
+				return "", err
+			}
+			return pageText(ctx, p, streams, text), nil
+		})
+		if isLimit(err) {
+			return rag.Document{}, err
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("page %d: %w", i+1, err)
@@ -182,13 +278,13 @@ func finiteInheritance(v pdf.Value) bool {
 // baseline starts a new line (a larger one, a new paragraph), and a gap
 // wider than a fraction of the font size between glyphs on a line is a
 // space.
-func pageText(p pdf.Page) string {
+func pageText(ctx context.Context, p pdf.Page, budget *budget, text *textBudget) string {
 	var (
 		b    strings.Builder
 		prev glyph
 		have bool
 	)
-	for _, g := range pageGlyphs(p) {
+	for _, g := range pageGlyphs(ctx, p, budget, text) {
 		if g.s == "" || strings.IndexFunc(g.s, func(r rune) bool { return !unicode.IsControl(r) }) < 0 {
 			continue
 		}
@@ -260,8 +356,17 @@ func (f *pdfFont) width(code int) float64 {
 // maxWidths bounds the widths read from one font.
 const maxWidths = 1 << 16
 
-func loadFont(p pdf.Page, name string) *pdfFont {
+// textBudget is what is left of a document's text limit; glyphs are
+// counted against it as they are shown.
+type textBudget struct{ left, limit int }
+
+func loadFont(ctx context.Context, p pdf.Page, name string, b *budget) *pdfFont {
 	font := p.Font(name)
+	// The encoder reads the font's ToUnicode map with the parser's own
+	// interpreter: check that stream first.
+	if err := checkStream(ctx, font.V.Key("ToUnicode"), b); err != nil {
+		panic(limitError{err})
+	}
 	f := &pdfFont{enc: font.Encoder(), first: int(font.V.Key("FirstChar").Int64())}
 	if w := font.V.Key("Widths"); w.Kind() == pdf.Array {
 		n := min(w.Len(), maxWidths)
@@ -284,7 +389,7 @@ type textState struct {
 // pageGlyphs interprets a page's content stream and returns its glyphs in
 // stream order. It follows the text operators of the PDF specification
 // (section 9.4) and ignores malformed operators rather than failing.
-func pageGlyphs(p pdf.Page) []glyph {
+func pageGlyphs(ctx context.Context, p pdf.Page, budget *budget, text *textBudget) []glyph {
 	contents := p.V.Key("Contents")
 	if p.V.IsNull() || contents.IsNull() {
 		return nil
@@ -300,7 +405,12 @@ func pageGlyphs(p pdf.Page) []glyph {
 			st.font = &pdfFont{enc: nopEncoding{}}
 		}
 		n := 0
-		for _, ch := range st.font.enc.Decode(raw) {
+		decoded := st.font.enc.Decode(raw)
+		// A glyph costs its text and the layout kept for it.
+		if text.left -= len(decoded) + 8; text.left < 0 {
+			panic(limitError{fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(text.limit)))})
+		}
+		for _, ch := range decoded {
 			var w0 float64
 			code := -1
 			if n < len(raw) {
@@ -384,7 +494,7 @@ func pageGlyphs(p pdf.Page) []glyph {
 			name := args[0].Name()
 			f, ok := fonts[name]
 			if !ok {
-				f = loadFont(p, name)
+				f = loadFont(ctx, p, name, budget)
 				fonts[name] = f
 			}
 			st.font, st.size = f, num(1)
