@@ -20,6 +20,9 @@ func (e *env) createAgent(name string) string {
 // ask sends a chat message from the playground.
 func (e *env) ask(q string) {
 	e.t.Helper()
+	// On the chat screen, the agents load first: a message sent before
+	// would be refused with "Pick an agent first".
+	e.until("an agent picked", `(() => { const s = document.querySelector('.chat-side select'); return !s || s.value !== ''; })()`)
 	e.do(
 		chromedp.WaitEnabled(chromedp.CSS(`.composer button[type=submit]`)),
 		chromedp.SendKeys(chromedp.CSS(`.composer textarea`), q),

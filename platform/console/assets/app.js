@@ -8,6 +8,7 @@ import * as kbs from './kbs.js';
 import * as tools from './tools.js';
 import * as sessions from './sessions.js';
 import * as keys from './keys.js';
+import * as secrets from './secrets.js';
 
 const screens = [
   { path: 'chat', label: 'Chat', mod: chat },
@@ -15,6 +16,7 @@ const screens = [
   { path: 'knowledge', label: 'Knowledge', mod: kbs },
   { path: 'tools', label: 'Tools', mod: tools },
   { path: 'sessions', label: 'Sessions', mod: sessions },
+  { path: 'secrets', label: 'Secrets', mod: secrets },
   { path: 'keys', label: 'API keys', mod: keys, admin: true },
 ];
 
