@@ -147,13 +147,8 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 			return e
 		}
 	}
-	if a.Remote != nil {
-		if a.Remote.URL == "" || a.Remote.AgentID == "" {
-			return invalid("field \"remote\": url and agent_id are required")
-		}
-		if err := s.guard.CheckURL(a.Remote.URL); err != nil {
-			return invalid("field \"remote.url\": %v", err)
-		}
+	if e := s.validateRemote(principalFrom(r.Context()), a); e != nil {
+		return e
 	}
 	return s.validateAgentRefs(r, a)
 }

@@ -114,6 +114,8 @@ func TestRemoteAgentDelegation(t *testing.T) {
 				return remote.admin
 			case netguard.AllowEnv: // the remote server is on loopback
 				return "127.0.0.1"
+			case EnvSecretsAllowEnv: // the admin-registered agent may read it
+				return "REMOTE_KEY"
 			}
 			return ""
 		}

@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -30,17 +29,15 @@ import (
 // remoteSessionPrefix starts the system record that names the remote session.
 const remoteSessionPrefix = "weft:remote-session "
 
-// remoteClient returns the client of a remote agent: the API key is read
-// from the environment variable the agent record names (the key itself is
-// never stored).
-func (s *Server) remoteClient(target meta.Agent) (*client.Client, error) {
+// remoteClient returns the client of a remote agent, with its API key
+// resolved for this call: a secret of the agent's tenant (api_key), or an
+// allowed environment variable of an admin-registered agent (api_key_env).
+// The key itself is never stored.
+func (s *Server) remoteClient(ctx context.Context, target meta.Agent) (*client.Client, error) {
 	r := target.Remote
-	key := ""
-	if r.APIKeyEnv != "" {
-		key = s.cfg.Getenv(r.APIKeyEnv)
-		if key == "" {
-			return nil, fmt.Errorf("remote agent %q: environment variable %s is not set on this server", target.Name, r.APIKeyEnv)
-		}
+	key, err := s.remoteKey(ctx, target)
+	if err != nil {
+		return nil, err
 	}
 	s.remoteOnce.Do(func() {
 		// The URL is a tenant's: it goes through the outbound guard like
@@ -55,7 +52,7 @@ func (s *Server) remoteClient(target meta.Agent) (*client.Client, error) {
 func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
 	key := sessionKey(in.session)
 	counter := tokens.Estimator{}
-	c, err := s.remoteClient(in.agent)
+	c, err := s.remoteClient(ctx, in.agent)
 	if err != nil {
 		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/weftlabs/weft/memory/redisstore"
 	"github.com/weftlabs/weft/memory/sqlstore"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/secrets"
 	"github.com/weftlabs/weft/provider"
 )
 
@@ -203,8 +204,16 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("default model %s: %w", model, err)
 	}
 
+	secretKey, created, err := secrets.LoadKey(o.Getenv(secrets.KeyEnv), o.DataDir)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("generated the key tenant secrets are encrypted under", "path", filepath.Join(o.DataDir, secrets.KeyFile))
+	}
+
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log,
-		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance}
+		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}

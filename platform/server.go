@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform/console"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/secrets"
 	"github.com/weftlabs/weft/provider"
 )
 
@@ -53,8 +56,15 @@ type Config struct {
 	// without a look at the store (default 30 s). Updates made through any
 	// replica invalidate at once when Redis is configured.
 	CacheTTL time.Duration
-	// Getenv reads environment variables (remote agents' keys); nil means os.Getenv.
+	// Getenv reads environment variables (the outbound guard's allow list,
+	// WEFT_ENV_SECRETS_ALLOW and the variables it allows); nil means
+	// os.Getenv.
 	Getenv func(string) string
+	// SecretKey is the 32-byte key tenant secrets are encrypted under (see
+	// package platform/secrets); nil means a random key for this process
+	// only, so secrets do not survive a restart (fine for tests). weft
+	// serve loads it from WEFT_SECRET_KEY or the data directory.
+	SecretKey []byte
 	// FrameDeadline bounds the write of one SSE frame (default 10 s): a
 	// client that stops reading cannot hold a turn longer.
 	FrameDeadline time.Duration
@@ -103,6 +113,8 @@ type Server struct {
 	// made on first use so its connections are reused.
 	remoteOnce    sync.Once
 	remoteHTTP    *http.Client
+	secrets       *secrets.Service // nil when the metadata store keeps no secrets
+	envAllow      map[string]bool  // WEFT_ENV_SECRETS_ALLOW
 	toolSources   []toolSource
 	refValidators []func(context.Context, *meta.Agent) *apiError
 }
@@ -170,6 +182,24 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("platform: %w", err)
 	}
 	s.guard = guard
+	s.envAllow = map[string]bool{}
+	for _, name := range strings.Split(cfg.Getenv(EnvSecretsAllowEnv), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			s.envAllow[name] = true
+		}
+	}
+	if ss, ok := cfg.Meta.(secrets.Store); ok {
+		key := cfg.SecretKey
+		if key == nil {
+			key = make([]byte, secrets.KeySize)
+			rand.Read(key)
+		}
+		box, err := secrets.NewBox(key)
+		if err != nil {
+			return nil, fmt.Errorf("platform: %w", err)
+		}
+		s.secrets = secrets.New(ss, box)
+	}
 	s.toolSources = append(s.toolSources, s.delegateTools)
 	if ts, ok := cfg.Meta.(toolStore); ok {
 		s.tools = newTools(s, ts)
@@ -226,6 +256,9 @@ func (s *Server) routes() {
 	}
 	if s.tools != nil {
 		s.tools.routes(s)
+	}
+	if s.secrets != nil {
+		s.secretRoutes()
 	}
 
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -52,9 +52,13 @@ type toolDef struct {
 	SQL         *sqlDef         `json:"sql,omitempty"`
 	// ParentID is the MCP server a tool of kind mcp_tool belongs to;
 	// RemoteName is its name on that server.
-	ParentID   string    `json:"parent_id,omitempty"`
-	RemoteName string    `json:"remote_name,omitempty"`
-	CreatedAt  time.Time `json:"created_at,omitzero"`
+	ParentID   string `json:"parent_id,omitempty"`
+	RemoteName string `json:"remote_name,omitempty"`
+	// RegisteredByAdmin records whether an admin key registered the tool:
+	// only then may its headers or environment reference allowed server
+	// variables as ${NAME}. Set by the server, never by the client.
+	RegisteredByAdmin bool      `json:"registered_by_admin,omitempty"`
+	CreatedAt         time.Time `json:"created_at,omitzero"`
 }
 
 type httpDef struct {
@@ -108,13 +112,13 @@ func (ts *tools) getenv(name string) (string, bool) {
 	return v, v != ""
 }
 
-// build makes the runnable tool of an http or sql definition.
-func (ts *tools) build(d toolDef) (tool.Tool, error) {
+// build makes the runnable tool of an http or sql definition of tenant.
+func (ts *tools) build(tenant string, d toolDef) (tool.Tool, error) {
 	switch d.Kind {
 	case kindHTTP:
 		return httptool.New(httptool.Config{Name: d.Name, Description: d.Description, Method: d.HTTP.Method, URL: d.HTTP.URL,
 			Headers: d.HTTP.Headers, Parameters: d.Parameters, Timeout: time.Duration(d.HTTP.TimeoutMS) * time.Millisecond},
-			httptool.WithGetenv(ts.getenv), httptool.WithGuard(ts.s.guard))
+			httptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin)), httptool.WithGuard(ts.s.guard))
 	case kindSQL:
 		return sqltool.New(sqltool.Config{Name: d.Name, Description: d.Description, Driver: d.SQL.Driver, DSNEnv: d.SQL.DSNEnv,
 			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters}, sqltool.WithGetenv(ts.getenv))
@@ -131,7 +135,7 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 	if ok {
 		return srv, nil
 	}
-	opts := []mcptool.Option{mcptool.WithGetenv(ts.getenv)}
+	opts := []mcptool.Option{mcptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin))}
 	if d.MCP.Transport == mcptool.HTTP {
 		// MCP over HTTP goes through the same outbound guard as HTTP tools.
 		opts = append(opts, mcptool.WithHTTPClient(ts.s.guard.Client()))
@@ -173,7 +177,7 @@ func (ts *tools) runnable(ctx context.Context, rec meta.Tool) ([]tool.Tool, erro
 		if ok {
 			return []tool.Tool{t}, nil
 		}
-		t, err := ts.build(d)
+		t, err := ts.build(rec.TenantID, d)
 		if err != nil {
 			return nil, err
 		}
@@ -256,6 +260,7 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Name = strings.TrimSpace(d.Name)
 	d.ID, d.ParentID, d.RemoteName, d.CreatedAt = meta.NewID("tool"), "", "", time.Now().UTC()
+	d.RegisteredByAdmin = p.Key.Admin
 	switch {
 	case !tool.ValidName(d.Name):
 		writeError(w, invalid("field \"name\": want 1 to 64 letters, digits, _ or -"))
@@ -278,7 +283,11 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, invalid("field \"http\" is required for kind \"http\""))
 			return
 		}
-		if _, err := ts.build(d); err != nil {
+		if e := ts.s.checkRefs("http.headers", d.HTTP.Headers, p.Key.Admin); e != nil {
+			writeError(w, e)
+			return
+		}
+		if _, err := ts.build(p.Tenant, d); err != nil {
 			writeError(w, invalid("field \"http\": %v", err))
 			return
 		}
@@ -291,7 +300,7 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 			writeError(w, invalid("field \"sql.query\": %v", err))
 			return
 		}
-		t, err := ts.build(d)
+		t, err := ts.build(p.Tenant, d)
 		if err != nil {
 			writeError(w, invalid("field \"sql\": %v", err))
 			return
@@ -302,6 +311,14 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 	case kindMCP:
 		if d.MCP == nil {
 			writeError(w, invalid("field \"mcp\" is required for kind \"mcp\""))
+			return
+		}
+		if e := ts.s.checkRefs("mcp.headers", d.MCP.Headers, p.Key.Admin); e != nil {
+			writeError(w, e)
+			return
+		}
+		if e := ts.s.checkRefs("mcp.env", d.MCP.Env, p.Key.Admin); e != nil {
+			writeError(w, e)
 			return
 		}
 		// Registering lists the server's tools: each becomes a tool record.

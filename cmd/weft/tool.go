@@ -133,12 +133,15 @@ func newToolAddHTTPCmd(e *env, r *remoteFlags) *cobra.Command {
 		Short: "Register an HTTP endpoint as a tool",
 		Long: `Register an HTTP endpoint as a tool. The model's arguments go in the query
 string for GET and as a JSON body otherwise; the response body is the result.
-Header values may name the server's environment variables as ${NAME}, so that
-secrets are not stored. The server refuses loopback and private addresses
-unless WEFT_HTTP_TOOLS_ALLOW lists them.`,
+Header values may reference the tenant's secrets as ${secret:NAME} (stored
+with PUT /v1/secrets), so that the tool's record never holds them; results
+show them redacted. The server's environment (${NAME}) is only for tools an
+admin key registers, and only for variables WEFT_ENV_SECRETS_ALLOW lists.
+The server refuses loopback and private addresses unless
+WEFT_HTTP_TOOLS_ALLOW lists them.`,
 		Example: `  weft tool add-http weather --url https://api.example.com/weather \
     --description "Current weather of a city" --param city:string:the city's name \
-    --header "Authorization=Bearer \${WEATHER_KEY}"`,
+    --header "Authorization=Bearer \${secret:WEATHER_KEY}"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if url == "" {
@@ -188,7 +191,7 @@ server's machine). A --url server passes the same guard as HTTP tools:
 loopback and private addresses are refused unless WEFT_HTTP_TOOLS_ALLOW, on the
 weft server, lists them.`,
 		Example: `  weft tool add-mcp everything --command npx --arg -y --arg @modelcontextprotocol/server-everything
-  weft tool add-mcp docs --url https://mcp.example.com/mcp --header "Authorization=Bearer \${DOCS_TOKEN}"`,
+  weft tool add-mcp docs --url https://mcp.example.com/mcp --header "Authorization=Bearer \${secret:DOCS_TOKEN}"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := &client.MCPServer{Command: command, Args: cmdArgs, URL: url}
@@ -219,7 +222,7 @@ weft server, lists them.`,
 	f.StringArrayVar(&cmdArgs, "arg", nil, "an argument of the command; repeat for each")
 	f.StringArrayVar(&envs, "env", nil, "an environment variable of the command as KEY=VALUE; repeat for each")
 	f.StringVar(&url, "url", "", "the server's streamable HTTP endpoint")
-	f.StringArrayVar(&headers, "header", nil, "an HTTP header as KEY=VALUE (values may use ${NAME}); repeat for each")
+	f.StringArrayVar(&headers, "header", nil, "an HTTP header as KEY=VALUE (values may use ${secret:NAME}); repeat for each")
 	serverFlag(cmd, r)
 	return cmd
 }

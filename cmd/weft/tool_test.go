@@ -68,7 +68,7 @@ func TestToolAddHTTP(t *testing.T) {
 	p := newTestPlatform(t)
 	r := runCLI(t, t.Context(), p.vars(), "", "tool", "add-http", "weather", "--url", "https://weather.example.com/now",
 		"--description", "Current weather.", "--param", "city:string:the city's name", "--param", "days?:integer",
-		"--header", "Authorization=Bearer ${WEATHER_KEY}", "--timeout-ms", "2500")
+		"--header", "Authorization=Bearer ${secret:WEATHER_KEY}", "--timeout-ms", "2500")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "tool weather created (tool") {
 		t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -91,7 +91,7 @@ func TestToolAddHTTP(t *testing.T) {
 		schema.Properties["days"].Type != "integer" || !slices.Equal(schema.Required, []string{"city"}) {
 		t.Fatalf("schema %s", got.Parameters)
 	}
-	if got.HTTP.Method != "GET" || got.HTTP.TimeoutMS != 2500 || got.HTTP.Headers["Authorization"] != "Bearer ${WEATHER_KEY}" || got.Description != "Current weather." {
+	if got.HTTP.Method != "GET" || got.HTTP.TimeoutMS != 2500 || got.HTTP.Headers["Authorization"] != "Bearer ${secret:WEATHER_KEY}" || got.Description != "Current weather." {
 		t.Fatalf("stored %+v %+v", got, got.HTTP)
 	}
 

@@ -90,13 +90,13 @@ func TestTools(t *testing.T) {
 	weather, err := c.CreateTool(ctx, client.Tool{
 		Name: "weather", Description: "Current weather of a city.", Kind: client.ToolHTTP,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
-		HTTP:       &client.HTTPTool{Method: "GET", URL: "https://weather.example.com/now", Headers: map[string]string{"X-Key": "${WEATHER_KEY}"}, TimeoutMS: 5000},
+		HTTP:       &client.HTTPTool{Method: "GET", URL: "https://weather.example.com/now", Headers: map[string]string{"X-Key": "${secret:WEATHER_KEY}"}, TimeoutMS: 5000},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if weather.ID == "" || weather.CreatedAt.IsZero() || weather.HTTP == nil || weather.HTTP.URL != "https://weather.example.com/now" ||
-		weather.HTTP.TimeoutMS != 5000 || weather.HTTP.Headers["X-Key"] != "${WEATHER_KEY}" || !strings.Contains(string(weather.Parameters), "city") {
+		weather.HTTP.TimeoutMS != 5000 || weather.HTTP.Headers["X-Key"] != "${secret:WEATHER_KEY}" || !strings.Contains(string(weather.Parameters), "city") {
 		t.Fatalf("created %+v", weather)
 	}
 	var ce *client.Error

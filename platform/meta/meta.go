@@ -46,8 +46,16 @@ type Retrieval struct {
 type Remote struct {
 	URL     string `json:"url"`
 	AgentID string `json:"agent_id"`
-	// APIKeyEnv names the environment variable holding the remote API key.
+	// APIKey references the remote API key as ${secret:NAME}, a secret of
+	// the agent's tenant; the key itself is never stored here.
+	APIKey string `json:"api_key,omitempty"`
+	// APIKeyEnv names the environment variable holding the remote API key;
+	// only for agents registered by an admin key, and only variables the
+	// operator allows (WEFT_ENV_SECRETS_ALLOW).
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// RegisteredByAdmin records whether an admin key registered (or last
+	// changed) the agent; set by the server, never by the client.
+	RegisteredByAdmin bool `json:"registered_by_admin,omitempty"`
 }
 
 // Timeouts bound an agent's turns, in milliseconds. Zero means the

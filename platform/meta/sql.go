@@ -221,6 +221,16 @@ var migrations = []string{
 		created_at {int64} NOT NULL,
 		PRIMARY KEY (tenant_id, kb_id, id)
 	);`,
+	// Tenant secrets: values sealed by package platform/secrets, never in
+	// clear.
+	`CREATE TABLE secrets (
+		tenant_id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		sealed {blob} NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, name)
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

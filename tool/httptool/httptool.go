@@ -13,10 +13,14 @@
 // ([netguard.AllowEnv]) or the guard given with [WithGuard]. Placeholders
 // may not appear in the URL's scheme or host.
 //
-// Header values may name secrets held in the environment as ${NAME}; they
-// are resolved on every call (see [WithGetenv]), so the configuration never
-// holds the secret itself. A missing variable fails the call with an error
-// naming it.
+// Header values may reference secrets as ${secret:NAME} or ${NAME} (see
+// package secretref); they are resolved on every call through the lookup
+// given with [WithLookup] (by default: ${NAME} from the environment,
+// ${secret:NAME} refused), so the configuration never holds the secret
+// itself. A failed lookup fails the call with an error naming the
+// reference. The values resolved for a call are redacted from its result
+// and its error ([secretref.Placeholder]), so that an endpoint that echoes
+// its request cannot hand the secret to the model or the user.
 //
 // # Results
 //
@@ -36,7 +40,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,6 +50,7 @@ import (
 	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/internal/toolargs"
+	"github.com/weftlabs/weft/tool/secretref"
 )
 
 // Defaults of a Config's zero fields.
@@ -70,8 +74,8 @@ type Config struct {
 	// placeholders {param}, filled from the arguments of the same name
 	// (escaped for their position).
 	URL string
-	// Headers are sent with every request. Values may reference
-	// environment variables as ${NAME}, resolved on each call.
+	// Headers are sent with every request. Values may reference secrets as
+	// ${secret:NAME} or ${NAME}, resolved on each call (see [WithLookup]).
 	Headers map[string]string
 	// Parameters is the JSON Schema object of the arguments; empty means
 	// none.
@@ -88,7 +92,7 @@ type Option func(*options)
 
 type options struct {
 	guard  *netguard.Guard
-	getenv func(string) (string, bool)
+	lookup secretref.Lookup
 }
 
 // WithGuard sets the outbound guard of the tool's requests; the default is
@@ -97,10 +101,10 @@ func WithGuard(g *netguard.Guard) Option {
 	return func(o *options) { o.guard = g }
 }
 
-// WithGetenv sets how ${NAME} references in headers are resolved; the
-// default is os.LookupEnv.
-func WithGetenv(lookup func(name string) (string, bool)) Option {
-	return func(o *options) { o.getenv = lookup }
+// WithLookup sets how ${secret:NAME} and ${NAME} references in header
+// values are resolved; the default is [secretref.Env].
+func WithLookup(lookup secretref.Lookup) Option {
+	return func(o *options) { o.lookup = lookup }
 }
 
 // Tool is an HTTP tool. It is safe for concurrent use.
@@ -110,7 +114,7 @@ type Tool struct {
 	schema  toolargs.Schema
 	method  string
 	tmpl    *template
-	getenv  func(string) (string, bool)
+	lookup  secretref.Lookup
 	client  *http.Client
 	maxBody int64
 	timeout time.Duration
@@ -119,7 +123,6 @@ type Tool struct {
 var _ tool.Tool = (*Tool)(nil)
 
 var (
-	envRef     = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
@@ -171,8 +174,8 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 		}
 		o.guard = g
 	}
-	if o.getenv == nil {
-		o.getenv = os.LookupEnv
+	if o.lookup == nil {
+		o.lookup = secretref.Env
 	}
 	t := &Tool{
 		cfg:     cfg,
@@ -180,7 +183,7 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 		schema:  schema,
 		method:  method,
 		tmpl:    tmpl,
-		getenv:  o.getenv,
+		lookup:  o.lookup,
 		maxBody: cfg.MaxResponseBytes,
 		timeout: cfg.Timeout,
 	}
@@ -210,9 +213,24 @@ func (t *Tool) Config() Config { return t.cfg }
 func (t *Tool) Spec() llm.ToolSpec { return t.spec }
 
 // Call sends the request and returns the response body. Failures — bad
-// arguments, a missing header variable, a refused destination, a timeout, a
-// status outside 2xx — are returned as errors for the model to see.
+// arguments, a missing header secret, a refused destination, a timeout, a
+// status outside 2xx — are returned as errors for the model to see. Secret
+// values resolved for the call are redacted from both.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	var red secretref.Redactor
+	res, err := t.call(ctx, args, &red)
+	if red.Empty() {
+		return res, err
+	}
+	res.Content = red.Redact(res.Content)
+	var se *StatusError
+	if errors.As(err, &se) {
+		se.Body = red.Redact(se.Body)
+	}
+	return res, red.RedactError(err)
+}
+
+func (t *Tool) call(ctx context.Context, args json.RawMessage, red *secretref.Redactor) (tool.Result, error) {
 	obj, err := toolargs.Object(t.cfg.Name, t.schema, args)
 	if err != nil {
 		return tool.Result{}, err
@@ -253,7 +271,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, err
 	req.Header.Set("Accept", "application/json, text/*;q=0.9, */*;q=0.5")
 	req.Header.Set("User-Agent", "weft-httptool")
 	for k, v := range t.cfg.Headers {
-		val, err := t.expand(v)
+		val, err := t.expand(ctx, v, red)
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("tool %s: header %s: %w", t.cfg.Name, k, err)
 		}
@@ -301,19 +319,11 @@ func (t *Tool) callError(ctx context.Context, err error) error {
 	return fmt.Errorf("tool %s: %w", t.cfg.Name, err)
 }
 
-// expand resolves ${NAME} references.
-func (t *Tool) expand(v string) (string, error) {
-	var missing string
-	out := envRef.ReplaceAllStringFunc(v, func(m string) string {
-		name := m[2 : len(m)-1]
-		val, ok := t.getenv(name)
-		if !ok && missing == "" {
-			missing = name
-		}
-		return val
-	})
-	if missing != "" {
-		return "", fmt.Errorf("environment variable %s is not set; set it on the server running the tool", missing)
+// expand resolves the references of a header value.
+func (t *Tool) expand(ctx context.Context, v string, red *secretref.Redactor) (string, error) {
+	out, err := secretref.Expand(ctx, v, t.lookup, red)
+	if err != nil {
+		return "", err
 	}
 	if strings.ContainsAny(out, "\r\n\x00") {
 		return "", errors.New("resolved value holds a line break")

@@ -11,12 +11,14 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/httptool"
+	"github.com/weftlabs/weft/tool/secretref"
 )
 
 // fakeResolver answers from a map, as a DNS server under an attacker's
@@ -305,21 +307,60 @@ func TestResponses(t *testing.T) {
 
 func TestSecretHeaders(t *testing.T) {
 	t.Parallel()
-	srv := echoServer(t)
-	env := map[string]string{"API_TOKEN": "s3cret"}
-	getenv := httptool.WithGetenv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	cfg := httptool.Config{URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${API_TOKEN}"}}
-	tl := mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1")), getenv)
-	if got := call(t, tl, `{}`)["auth"]; got != "Bearer s3cret" {
-		t.Errorf("Authorization = %q", got)
+	var sent atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Store(r.Header.Get("Authorization"))
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusForbidden)
+		}
+		// Echo the request's headers, as a debugging endpoint would.
+		json.NewEncoder(w).Encode(map[string]any{"auth": r.Header.Get("Authorization"), "user": r.Header.Get("X-User")})
+	}))
+	t.Cleanup(srv.Close)
+	values := map[secretref.Ref]string{{Name: "tok"}: "s3cret-token", {Name: "USER_NAME", Env: true}: "ann"}
+	lookup := httptool.WithLookup(func(_ context.Context, r secretref.Ref) (string, error) {
+		if v, ok := values[r]; ok {
+			return v, nil
+		}
+		return "", fmt.Errorf("%s is not set", r)
+	})
+	cfg := httptool.Config{URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${secret:tok}", "X-User": "${USER_NAME}"}}
+	tl := mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1")), lookup)
+	res, err := tl.Call(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := tl.Config().Headers["Authorization"]; got != "Bearer ${API_TOKEN}" {
+	if got := sent.Load(); got != "Bearer s3cret-token" {
+		t.Errorf("Authorization sent = %v", got)
+	}
+	// The echoed secret is redacted from the result; a short value is not.
+	if strings.Contains(res.Content, "s3cret") || !strings.Contains(res.Content, `"auth":"Bearer [redacted]"`) || !strings.Contains(res.Content, `"user":"ann"`) {
+		t.Errorf("result = %s", res.Content)
+	}
+	if got := tl.Config().Headers["Authorization"]; got != "Bearer ${secret:tok}" {
 		t.Errorf("stored header = %q: the config must keep the reference", got)
 	}
-	cfg.Headers = map[string]string{"X-Key": "${MISSING_KEY}"}
-	_, err := mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1")), getenv).Call(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), "MISSING_KEY is not set") {
+	cfg.URL = srv.URL + "/fail"
+	_, err = mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1")), lookup).Call(context.Background(), nil)
+	var se *httptool.StatusError
+	if !errors.As(err, &se) || strings.Contains(err.Error(), "s3cret") || strings.Contains(se.Body, "s3cret") {
+		t.Errorf("failed call's error = %v", err)
+	}
+	cfg.Headers = map[string]string{"X-Key": "${secret:missing}"}
+	_, err = mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1")), lookup).Call(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "${secret:missing} is not set") {
+		t.Errorf("missing secret: %v", err)
+	}
+	// The default lookup reads the environment and has no secret store.
+	cfg.Headers = map[string]string{"X-Key": "${WEFT_HTTPTOOL_TEST_UNSET}"}
+	_, err = mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1"))).Call(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "WEFT_HTTPTOOL_TEST_UNSET is not set") {
 		t.Errorf("missing variable: %v", err)
+	}
+	cfg.Headers = map[string]string{"X-Key": "${secret:tok}"}
+	_, err = mustNew(t, cfg, guarded(t, netguard.WithAllow("127.0.0.1"))).Call(context.Background(), nil)
+	if !errors.Is(err, secretref.ErrNoStore) {
+		t.Errorf("secret without a store: %v", err)
 	}
 }
 

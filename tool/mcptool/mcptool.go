@@ -36,7 +36,13 @@
 //
 // A stdio server runs with a minimal environment (PATH, HOME, locale and
 // temporary-directory variables) plus [Config.Env]: the platform's own
-// secrets are not passed on. [Server.Close] closes the session, which
+// secrets are not passed on.
+//
+// # Secrets
+//
+// Header values and Config.Env values may reference secrets (package
+// secretref), resolved through [WithLookup]. The values resolved for a
+// server are redacted from its tools' results and errors. [Server.Close] closes the session, which
 // closes the process's stdin, waits for it to exit (sending SIGTERM, then
 // SIGKILL, after a grace period) and reaps it.
 package mcptool
@@ -50,7 +56,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,6 +68,7 @@ import (
 	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/internal/toolargs"
+	"github.com/weftlabs/weft/tool/secretref"
 	"github.com/weftlabs/weft/tool/toolname"
 )
 
@@ -85,7 +91,9 @@ type Config struct {
 	// Transport is Stdio or HTTP (streamable HTTP).
 	Transport string
 	// Command, Args, Env and Dir start a stdio server. Env adds to a
-	// minimal environment (see the package documentation).
+	// minimal environment (see the package documentation); its values may
+	// reference secrets like header values, resolved when the process
+	// starts.
 	Command string
 	Args    []string
 	Env     map[string]string
@@ -93,7 +101,8 @@ type Config struct {
 	// URL is the endpoint of an HTTP server.
 	URL string
 	// Headers are sent with every HTTP request. Values may reference
-	// environment variables as ${NAME}, resolved on each request.
+	// secrets as ${secret:NAME} or ${NAME}, resolved on each request (see
+	// [WithLookup]).
 	Headers map[string]string
 	// ConnectTimeout bounds starting and initialising a session, and
 	// listing the tools; zero means DefaultConnectTimeout.
@@ -112,10 +121,10 @@ type Option func(*Server)
 // package netguard unless the URL is trusted.
 func WithHTTPClient(c *http.Client) Option { return func(s *Server) { s.httpClient = c } }
 
-// WithGetenv sets how ${NAME} references in headers are resolved; the
-// default is os.LookupEnv.
-func WithGetenv(lookup func(name string) (string, bool)) Option {
-	return func(s *Server) { s.getenv = lookup }
+// WithLookup sets how ${secret:NAME} and ${NAME} references in header and
+// environment values are resolved; the default is [secretref.Env].
+func WithLookup(lookup secretref.Lookup) Option {
+	return func(s *Server) { s.lookup = lookup }
 }
 
 // ErrClosed is returned by calls on a closed Server.
@@ -127,7 +136,10 @@ type Server struct {
 	cfg        Config
 	client     *mcp.Client
 	httpClient *http.Client
-	getenv     func(string) (string, bool)
+	lookup     secretref.Lookup
+
+	redMu sync.Mutex
+	red   secretref.Redactor // the secret values resolved so far
 
 	mu       sync.Mutex
 	sess     *session // nil when not connected
@@ -150,8 +162,6 @@ type session struct {
 
 // shutdown asks for the session to be closed; it does not wait.
 func (x *session) shutdown() { x.once.Do(func() { close(x.stop) }) }
-
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // New checks cfg and returns a Server, not yet connected.
 func New(cfg Config, opts ...Option) (*Server, error) {
@@ -181,7 +191,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	s := &Server{cfg: cfg, getenv: os.LookupEnv}
+	s := &Server{cfg: cfg, lookup: secretref.Env}
 	for _, o := range opts {
 		o(s)
 	}
@@ -356,8 +366,18 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 	case Stdio:
 		// The process must outlive ctx (the first call's context), so it
 		// is not started with exec.CommandContext.
+		env := make(map[string]string, len(s.cfg.Env))
+		var red secretref.Redactor
+		for k, v := range s.cfg.Env {
+			x, err := secretref.Expand(ctx, v, s.lookup, &red)
+			if err != nil {
+				return nil, fmt.Errorf("mcptool: server %s: env %s: %w", s.cfg.Name, k, err)
+			}
+			env[k] = x
+		}
+		s.remember(&red)
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = childEnv(s.cfg.Env)
+		cmd.Env = childEnv(env)
 		cmd.Dir = s.cfg.Dir
 		stderr = &tailBuffer{max: 4 << 10}
 		cmd.Stderr = stderr
@@ -370,7 +390,7 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 		if base == nil {
 			base = http.DefaultTransport
 		}
-		hc.Transport = &headerTransport{base: base, headers: s.cfg.Headers, getenv: s.getenv}
+		hc.Transport = &headerTransport{base: base, headers: s.cfg.Headers, server: s}
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:             s.cfg.URL,
 			HTTPClient:           &hc,
@@ -386,7 +406,7 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 				msg += "; its stderr ends with: " + tail
 			}
 		}
-		return nil, fmt.Errorf("mcptool: server %s: connect: %s", s.cfg.Name, msg)
+		return nil, fmt.Errorf("mcptool: server %s: connect: %s", s.cfg.Name, s.redact(msg))
 	}
 	sess := &session{cs: cs, done: make(chan struct{}), stop: make(chan struct{}), stderr: stderr}
 	go func() {
@@ -496,9 +516,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, err
 	}
 	res, err := t.server.call(ctx, t.remote, args)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("tool %s: %w", t.spec.Name, err)
+		return tool.Result{}, t.server.redactError(fmt.Errorf("tool %s: %w", t.spec.Name, err))
 	}
-	content := render(res)
+	content := t.server.redact(render(res))
 	if res.IsError {
 		if content == "" {
 			content = "the tool reported an error without a message"
@@ -575,11 +595,12 @@ func childEnv(extra map[string]string) []string {
 	return env
 }
 
-// headerTransport adds the configured headers, resolving ${NAME}.
+// headerTransport adds the configured headers, resolving their references
+// on each request.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	getenv  func(string) (string, bool)
+	server  *Server
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -587,24 +608,47 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return h.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
+	var red secretref.Redactor
 	for k, v := range h.headers {
-		var missing string
-		val := envRef.ReplaceAllStringFunc(v, func(m string) string {
-			x, ok := h.getenv(m[2 : len(m)-1])
-			if !ok && missing == "" {
-				missing = m[2 : len(m)-1]
-			}
-			return x
-		})
-		if missing != "" {
+		val, err := secretref.Expand(req.Context(), v, h.server.lookup, &red)
+		if err == nil && strings.ContainsAny(val, "\r\n\x00") {
+			err = errors.New("resolved value holds a line break")
+		}
+		if err != nil {
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return nil, fmt.Errorf("header %s: environment variable %s is not set; set it on the server running the tool", k, missing)
+			return nil, fmt.Errorf("header %s: %w", k, err)
 		}
 		req.Header.Set(k, val)
 	}
+	h.server.remember(&red)
 	return h.base.RoundTrip(req)
+}
+
+// remember adds resolved secret values to those redacted from results.
+func (s *Server) remember(red *secretref.Redactor) {
+	if red.Empty() {
+		return
+	}
+	s.redMu.Lock()
+	s.red.Merge(red)
+	s.redMu.Unlock()
+}
+
+// redact removes the secret values resolved for this server from text: a
+// server that echoes its request or its environment cannot hand them to
+// the model or the user.
+func (s *Server) redact(text string) string {
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
+	return s.red.Redact(text)
+}
+
+func (s *Server) redactError(err error) error {
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
+	return s.red.RedactError(err)
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/mcptool"
+	"github.com/weftlabs/weft/tool/secretref"
 )
 
 func toolNames(ts []tool.Tool) []string {
@@ -200,10 +202,15 @@ func TestHTTPHeaders(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	env := map[string]string{"MCP_TOKEN": "t0k"}
-	getenv := mcptool.WithGetenv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	values := map[secretref.Ref]string{{Name: "MCP_TOKEN", Env: true}: "t0k-value", {Name: "tok"}: "secret-t0k"}
+	lookup := mcptool.WithLookup(func(_ context.Context, r secretref.Ref) (string, error) {
+		if v, ok := values[r]; ok {
+			return v, nil
+		}
+		return "", fmt.Errorf("%s is not set", r)
+	})
 	s, err := mcptool.New(mcptool.Config{Name: "h", Transport: mcptool.HTTP, URL: srv.URL,
-		Headers: map[string]string{"Authorization": "Bearer ${MCP_TOKEN}"}}, getenv, mcptool.WithHTTPClient(srv.Client()))
+		Headers: map[string]string{"Authorization": "Bearer ${MCP_TOKEN}", "X-Secret": "${secret:tok}"}}, lookup, mcptool.WithHTTPClient(srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +218,29 @@ func TestHTTPHeaders(t *testing.T) {
 	if err := s.Connect(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := auth.Load(); got != "Bearer t0k" {
+	if got := auth.Load(); got != "Bearer t0k-value" {
 		t.Errorf("Authorization = %v", got)
+	}
+	// A tool that echoes a secret has it redacted from its result.
+	echoed := false
+	for _, tl := range s.Tools() {
+		if tl.Spec().Name != "h_echo" {
+			continue
+		}
+		echoed = true
+		res, err := tl.Call(context.Background(), json.RawMessage(`{"text":"a secret-t0k and a t0k-value"}`))
+		if err != nil || res.Content != "a [redacted] and a [redacted]" {
+			t.Errorf("echo = %q, %v", res.Content, err)
+		}
+	}
+	if !echoed {
+		t.Fatal("no tool h_echo")
 	}
 
 	bad, _ := mcptool.New(mcptool.Config{Name: "h", Transport: mcptool.HTTP, URL: srv.URL,
-		Headers: map[string]string{"Authorization": "Bearer ${NOT_SET_ANYWHERE}"}}, getenv, mcptool.WithHTTPClient(srv.Client()))
-	if err := bad.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), "NOT_SET_ANYWHERE is not set") {
-		t.Errorf("Connect with a missing variable: %v", err)
+		Headers: map[string]string{"Authorization": "Bearer ${secret:NOT_SET_ANYWHERE}"}}, lookup, mcptool.WithHTTPClient(srv.Client()))
+	if err := bad.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), "${secret:NOT_SET_ANYWHERE} is not set") {
+		t.Errorf("Connect with a missing secret: %v", err)
 	}
 }
 
