@@ -3,7 +3,6 @@ package ai
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -97,7 +96,6 @@ type config struct {
 	tracer       trace.Tracer
 	parseRetries int
 	params       Params
-	clock        func() time.Time
 }
 
 func newConfig(model llm.ChatModel, opts []Option) (*config, error) {
@@ -320,9 +318,4 @@ func ParseRetries(n int) Option {
 // overrides them per call.
 func Defaults(p Params) Option {
 	return func(c *config) error { c.params = p; return nil }
-}
-
-// Clock sets the clock of the templates' date and time functions (tests).
-func Clock(now func() time.Time) Option {
-	return func(c *config) error { c.clock = now; return nil }
 }

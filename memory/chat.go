@@ -37,7 +37,6 @@ type ChatOption func(*chatConfig)
 type chatConfig struct {
 	store   Store
 	counter tokens.Counter
-	key     func(id string) Key
 }
 
 // WithStore sets the store (default: one in-process store per Chats).
@@ -45,10 +44,6 @@ func WithStore(s Store) ChatOption { return func(c *chatConfig) { c.store = s } 
 
 // WithCounter sets the counter of Record.Tokens (default tokens.Estimator).
 func WithCounter(c tokens.Counter) ChatOption { return func(cc *chatConfig) { cc.counter = c } }
-
-// WithKey maps memory IDs to store keys (default Key{Session: id}), for
-// example to put a tenant in front.
-func WithKey(f func(id string) Key) ChatOption { return func(c *chatConfig) { c.key = f } }
 
 // NewChat returns the memory of conversation key in store, bounded by w.
 // Turns are serialised with the store's [Locker] when it has one, and with

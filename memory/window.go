@@ -57,9 +57,6 @@ func newChats(w Window, opts []ChatOption) *Chats {
 	if c.cfg.counter == nil {
 		c.cfg.counter = tokens.Estimator{}
 	}
-	if c.cfg.key == nil {
-		c.cfg.key = func(id string) Key { return Key{Session: id} }
-	}
 	if _, ok := c.cfg.store.(Locker); !ok {
 		c.locks = &locks{prune: true}
 	}
@@ -81,7 +78,7 @@ func (cs *Chats) Chat(id string) *Chat {
 		cs.chats[id] = c
 		return c
 	}
-	key := cs.cfg.key(id)
+	key := Key{Session: id}
 	c := &Chat{store: cs.cfg.store, key: key, window: cs.window, counter: cs.cfg.counter}
 	c.lock = lockFor(cs.cfg.store, key, cs.locks)
 	cs.chats[id] = c

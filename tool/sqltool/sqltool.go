@@ -116,7 +116,6 @@ type Option func(*options)
 
 type options struct {
 	getenv func(string) (string, bool)
-	pool   *pgxpool.Pool
 }
 
 // WithGetenv sets how Config.DSNEnv is read; the default is os.LookupEnv.
@@ -124,22 +123,16 @@ func WithGetenv(lookup func(name string) (string, bool)) Option {
 	return func(o *options) { o.getenv = lookup }
 }
 
-// WithPool makes a PostgreSQL tool use pool (shared, for example, by the
-// tools of one database) instead of opening its own; Close leaves it open.
-// Config.DSN and DSNEnv are then ignored.
-func WithPool(pool *pgxpool.Pool) Option { return func(o *options) { o.pool = pool } }
-
 // Tool is a SQL tool. It is safe for concurrent use; Close releases its
 // connections.
 type Tool struct {
-	cfg     Config
-	calls   []call // the functions the query calls, resolved on PostgreSQL before the first run
-	spec    llm.ToolSpec
-	types   map[string]string // Bind name → JSON Schema type ("" if none)
-	pool    *pgxpool.Pool
-	ownPool bool
-	db      *sql.DB
-	once    sync.Once
+	cfg   Config
+	calls []call // the functions the query calls, resolved on PostgreSQL before the first run
+	spec  llm.ToolSpec
+	types map[string]string // Bind name → JSON Schema type ("" if none)
+	pool  *pgxpool.Pool
+	db    *sql.DB
+	once  sync.Once
 
 	mu       sync.Mutex
 	verified bool  // the calls resolved to immutable, stable or allowed functions
@@ -193,7 +186,7 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 		types: types,
 	}
 	dsn := cfg.DSN
-	if dsn == "" && cfg.DSNEnv != "" && !(cfg.Driver == Postgres && o.pool != nil) {
+	if dsn == "" && cfg.DSNEnv != "" {
 		v, ok := o.getenv(cfg.DSNEnv)
 		if !ok || v == "" {
 			return nil, fail("environment variable %s (the DSN) is not set", cfg.DSNEnv)
@@ -203,10 +196,6 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 	t.cfg.DSN = "" // the DSN may hold a password: keep it only in the pool
 	switch cfg.Driver {
 	case Postgres:
-		if o.pool != nil {
-			t.pool = o.pool
-			break
-		}
 		if dsn == "" {
 			return nil, fail("no DSN: set DSN or DSNEnv")
 		}
@@ -219,7 +208,6 @@ func New(cfg Config, opts ...Option) (*Tool, error) {
 		if t.pool, err = pgxpool.NewWithConfig(context.Background(), pc); err != nil {
 			return nil, fail("%w", err)
 		}
-		t.ownPool = true
 	case SQLite:
 		if dsn == "" {
 			return nil, fail("no database file: set DSN or DSNEnv")
@@ -335,11 +323,11 @@ func (t *Tool) Spec() llm.ToolSpec { return t.spec }
 // Config returns the tool's configuration, without the DSN.
 func (t *Tool) Config() Config { return t.cfg }
 
-// Close releases the tool's connections (not a pool given with WithPool).
+// Close releases the tool's connections.
 func (t *Tool) Close() error {
 	var err error
 	t.once.Do(func() {
-		if t.ownPool {
+		if t.pool != nil {
 			t.pool.Close()
 		}
 		if t.db != nil {
