@@ -387,7 +387,10 @@ func TestGatewayStreamFirstTokenTimeoutIsRetried(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Turn{Text: "never", ChunkDelay: time.Hour}, llmtest.Reply("second attempt"))
 	defer srv.Close()
 	var r retries
-	m := openaiModel(t, srv, llm.WithStallTimeouts(50*time.Millisecond, time.Hour), llm.WithBackoff(time.Millisecond, time.Millisecond), r.hook())
+	// The first attempt never sends a chunk; the second answers at once. The
+	// timeout is generous so that a loaded machine (race detector, parallel
+	// packages) cannot time out the second attempt too.
+	m := openaiModel(t, srv, llm.WithStallTimeouts(time.Second, time.Hour), llm.WithBackoff(time.Millisecond, time.Millisecond), r.hook())
 	resp, err := llm.Collect(m.Stream(context.Background(), hello))
 	if err != nil || resp.Text() != "second attempt" {
 		t.Fatalf("%v %+v", err, resp)
@@ -402,7 +405,7 @@ func TestGatewayStreamIdleTimeoutKeepsPartial(t *testing.T) {
 	// Two pieces of text, then the model hangs.
 	srv := llmtest.NewServer(llmtest.Turn{Text: "one two three four", Chunks: 4, StallAfter: 2}, llmtest.Reply("never retried"))
 	defer srv.Close()
-	m := openaiModel(t, srv, llm.WithStallTimeouts(time.Hour, 50*time.Millisecond), llm.WithBackoff(time.Millisecond, time.Millisecond))
+	m := openaiModel(t, srv, llm.WithStallTimeouts(time.Hour, 500*time.Millisecond), llm.WithBackoff(time.Millisecond, time.Millisecond))
 	var text strings.Builder
 	var err error
 	for c, e := range m.Stream(context.Background(), hello) {
@@ -412,7 +415,7 @@ func TestGatewayStreamIdleTimeoutKeepsPartial(t *testing.T) {
 		}
 		text.WriteString(c.Text)
 	}
-	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no next chunk within 50ms") {
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "no next chunk within 500ms") {
 		t.Fatalf("err = %v, want an idle ErrTimeout", err)
 	}
 	if got := text.String(); got == "" || !strings.HasPrefix("one two three four", got) || len(got) == len("one two three four") || len(srv.Requests()) != 1 {
@@ -424,14 +427,14 @@ func TestGatewayStreamSlowConsumerIsNotIdle(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Turn{Text: "one two three", Chunks: 3})
 	defer srv.Close()
-	m := openaiModel(t, srv, llm.WithRetries(0), llm.WithStallTimeouts(time.Hour, 250*time.Millisecond))
+	m := openaiModel(t, srv, llm.WithRetries(0), llm.WithStallTimeouts(time.Hour, time.Second))
 	var text strings.Builder
 	for c, err := range m.Stream(context.Background(), hello) {
 		if err != nil {
 			t.Fatalf("a caller slower than the idle timeout: %v", err)
 		}
 		text.WriteString(c.Text)
-		time.Sleep(600 * time.Millisecond) // the caller's time is not the model's silence
+		time.Sleep(1500 * time.Millisecond) // the caller's time is not the model's silence
 	}
 	if text.String() != "one two three" {
 		t.Errorf("text %q", text.String())
