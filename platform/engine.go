@@ -22,21 +22,14 @@ type agentEngine struct {
 	specs []llm.ToolSpec
 }
 
-// run runs a turn. When stream is false nobody consumes text as it comes:
-// the pipeline runs drained (Engine.Do, the model called without
-// streaming) and the stream holds only the final EventDone.
-func (e *agentEngine) run(ctx context.Context, t ai.Turn, stream bool) iter.Seq2[ai.Event, error] {
-	if stream {
-		return e.eng.Run(ctx, t)
-	}
-	return func(yield func(ai.Event, error) bool) {
-		out, err := e.eng.Do(ctx, t)
-		if err != nil {
-			yield(ai.Event{}, err)
-			return
-		}
-		yield(ai.Event{Kind: ai.EventDone, Outcome: out}, nil)
-	}
+// run runs a turn as the engine's event stream, for blocking turns too: the
+// model is called streaming whenever it can stream, so the agent's
+// first-token and idle timeouts bound every turn (a non-streamed call has no
+// first token to time) and a failed blocking turn keeps its partial text the
+// same way a streamed one does. The blocking transport just ignores the text
+// events it has no client for.
+func (e *agentEngine) run(ctx context.Context, t ai.Turn) iter.Seq2[ai.Event, error] {
+	return e.eng.Run(ctx, t)
 }
 
 // toolTokens is what the tool specifications cost in every request.

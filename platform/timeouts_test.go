@@ -104,3 +104,38 @@ func TestChatTurnTimeoutBlocking(t *testing.T) {
 		t.Fatalf("stored = %+v, %v", recs, err)
 	}
 }
+
+// A blocking turn is bounded by the same first-token and idle timeouts as a
+// streamed one (the model is called streaming either way), not only by the
+// turn deadline; the idle case keeps the partial answer.
+func TestChatStallTimeoutsBlocking(t *testing.T) {
+	cases := []struct {
+		name     string
+		turn     llmtest.Turn
+		timeouts map[string]any
+		partial  bool
+	}{
+		{"first token", llmtest.Turn{Text: "never", ChunkDelay: time.Hour}, map[string]any{"first_token_ms": 200}, false},
+		{"idle", llmtest.Turn{Text: "one two three four", Chunks: 4, StallAfter: 2}, map[string]any{"idle_ms": 200}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.NewServer(c.turn)
+			defer srv.Close()
+			e := timeoutEnv(t, srv)
+			a := e.createAgent(e.admin, map[string]any{"name": "stall", "timeouts": c.timeouts})
+			ss, _ := e.srv.sessionFor(context.Background(), e.tenant(), a, "", "")
+			eb := e.wantError(e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "hello?", "session_id": ss.ID}, nil), http.StatusBadGateway, CodeModelError)
+			if !strings.Contains(eb.Error.Message, "timeout") || strings.Contains(eb.Error.Message, "turn_ms") {
+				t.Fatalf("message %q, want the stall timeout, not the turn deadline", eb.Error.Message)
+			}
+			recs, err := e.sessions.Load(context.Background(), sessionKey(ss), memory.Window{})
+			if err != nil || recs[0].Message.Text() != "hello?" {
+				t.Fatalf("stored = %+v, %v", recs, err)
+			}
+			if got := len(recs) == 2 && recs[1].Partial && recs[1].Message.Text() != ""; got != c.partial {
+				t.Fatalf("partial answer stored = %v, want %v (records %+v)", got, c.partial, recs)
+			}
+		})
+	}
+}

@@ -182,7 +182,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	var runErr error
 	firstToken := true
 	turn := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
-	for ev, err := range eng.run(ctx, turn, in.sink != nil) {
+	for ev, err := range eng.run(ctx, turn) {
 		if err != nil {
 			runErr = err
 			break
