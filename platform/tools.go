@@ -112,6 +112,19 @@ func (ts *tools) getenv(name string) (string, bool) {
 	return v, v != ""
 }
 
+// sqlAllowFunctions reads WEFT_SQL_ALLOW_FUNCTIONS, the operator's
+// comma-separated list of volatile PostgreSQL functions SQL tools may call
+// (immutable and stable ones need no listing; see sqltool.Config).
+func sqlAllowFunctions(getenv func(string) string) []string {
+	var names []string
+	for _, n := range strings.Split(getenv("WEFT_SQL_ALLOW_FUNCTIONS"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // build makes the runnable tool of an http or sql definition of tenant.
 func (ts *tools) build(tenant string, d toolDef) (tool.Tool, error) {
 	switch d.Kind {
@@ -121,7 +134,8 @@ func (ts *tools) build(tenant string, d toolDef) (tool.Tool, error) {
 			httptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin)), httptool.WithGuard(ts.s.guard))
 	case kindSQL:
 		return sqltool.New(sqltool.Config{Name: d.Name, Description: d.Description, Driver: d.SQL.Driver, DSNEnv: d.SQL.DSNEnv,
-			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters}, sqltool.WithGetenv(ts.getenv))
+			Query: d.SQL.Query, Bind: d.SQL.Bind, Parameters: d.Parameters, AllowFunctions: sqlAllowFunctions(ts.s.cfg.Getenv)},
+			sqltool.WithGetenv(ts.getenv))
 	}
 	return nil, errors.New("unknown tool kind " + d.Kind)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -149,4 +150,43 @@ func TestToolRegistrationGuards(t *testing.T) {
 	loop := httptest.NewServer(http.NotFoundHandler())
 	defer loop.Close()
 	e.wantError(e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "m", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": loop.URL}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+}
+
+// TestSQLToolAllowFunctionsPostgres: a volatile function is refused at the
+// call unless the operator lists it in WEFT_SQL_ALLOW_FUNCTIONS.
+func TestSQLToolAllowFunctionsPostgres(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_URL")
+	if dsn == "" {
+		t.Skip("WEFT_TEST_POSTGRES_URL not set")
+	}
+	for _, allow := range []string{"", "random, now"} {
+		t.Run("allow="+allow, func(t *testing.T) {
+			models := map[string]*scripted.Model{"dice": scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("roll", `{}`))}
+			e := newEnv(t, nil, multiModel(models), func(c *Config) {
+				c.Getenv = func(k string) string {
+					switch k {
+					case "DICE_DSN":
+						return dsn
+					case "WEFT_SQL_ALLOW_FUNCTIONS":
+						return allow
+					}
+					return ""
+				}
+			})
+			var tl toolDef
+			resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "roll", "kind": "sql", "description": "Roll a die",
+				"sql":        map[string]any{"driver": "postgres", "dsn_env": "DICE_DSN", "query": "SELECT random() < 2 AS rolled"},
+				"parameters": map[string]any{"type": "object", "properties": map[string]any{}},
+			}, &tl)
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create sql tool: %d %s", resp.StatusCode, body(resp))
+			}
+			a := e.createAgent(e.admin, map[string]any{"name": "dice", "model": "scripted/dice", "tool_ids": []string{tl.ID}})
+			var ans api.ChatAnswer
+			e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "roll"}, &ans)
+			if len(ans.ToolCalls) != 1 || ans.ToolCalls[0].OK != (allow != "") {
+				t.Fatalf("allow %q: tool calls = %+v", allow, ans.ToolCalls)
+			}
+		})
+	}
 }
