@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/platform/client"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tokens"
+	"github.com/weftlabs/weft/tool/secretref"
 )
 
 // Remote agents live on another Weft server. A turn of one runs there,
@@ -32,12 +33,14 @@ const remoteSessionPrefix = "weft:remote-session "
 // remoteClient returns the client of a remote agent, with its API key
 // resolved for this call: a secret of the agent's tenant (api_key), or an
 // allowed environment variable of an admin-registered agent (api_key_env).
-// The key itself is never stored.
-func (s *Server) remoteClient(ctx context.Context, target meta.Agent) (*client.Client, error) {
+// The key itself is never stored, and the returned Redactor removes it from
+// whatever the remote answers (a hostile or careless remote may echo it).
+func (s *Server) remoteClient(ctx context.Context, target meta.Agent) (*client.Client, *secretref.Redactor, error) {
 	r := target.Remote
-	key, err := s.remoteKey(ctx, target)
+	red := &secretref.Redactor{}
+	key, err := s.remoteKey(ctx, target, red)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.remoteOnce.Do(func() {
 		// The URL is a tenant's: it goes through the outbound guard like
@@ -45,14 +48,14 @@ func (s *Server) remoteClient(ctx context.Context, target meta.Agent) (*client.C
 		s.remoteHTTP = s.guard.Client()
 		s.remoteHTTP.Timeout = 5 * time.Minute
 	})
-	return client.New(r.URL, key, client.WithHTTPClient(s.remoteHTTP)), nil
+	return client.New(r.URL, key, client.WithHTTPClient(s.remoteHTTP)), red, nil
 }
 
 // runRemoteTurn serves a turn of a remote agent.
 func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
 	key := sessionKey(in.session)
 	counter := tokens.Estimator{}
-	c, err := s.remoteClient(ctx, in.agent)
+	c, red, err := s.remoteClient(ctx, in.agent)
 	if err != nil {
 		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
 	}
@@ -75,6 +78,9 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	var text strings.Builder
 	if in.sink == nil {
 		ans, err = c.Chat(ctx, in.agent.Remote.AgentID, req)
+		if ans != nil {
+			ans.Answer = red.Redact(ans.Answer)
+		}
 	} else {
 		for ev, serr := range c.ChatStream(ctx, in.agent.Remote.AgentID, req) {
 			if serr != nil {
@@ -83,12 +89,18 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 			}
 			switch ev.Type {
 			case api.EventMessageDelta:
+				// Per delta: a key split across two deltas is caught in
+				// the stored answer below, not in the frames already sent.
+				ev.Text = red.Redact(ev.Text)
 				text.WriteString(ev.Text)
 				if in.sink(api.EventMessageDelta, map[string]any{"type": api.EventMessageDelta, "text": ev.Text}) != nil {
 					err = context.Canceled
 				}
 			case api.EventCompleted:
 				ans = ev.Answer
+				if ans != nil {
+					ans.Answer = red.Redact(ans.Answer)
+				}
 			}
 			if err != nil {
 				break
@@ -101,7 +113,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	persistCtx := context.WithoutCancel(ctx)
 	if err != nil {
 		if text.Len() > 0 {
-			msg := llm.AssistantMessage(text.String())
+			msg := llm.AssistantMessage(red.Redact(text.String()))
 			if _, perr := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); perr != nil {
 				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", perr)
 			}
@@ -110,7 +122,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return nil, &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: text.Len() > 0}
 		}
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "remote agent %q at %s: %v", in.agent.Name, in.agent.Remote.URL, err), partial: text.Len() > 0}
+		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "remote agent %q at %s: %v", in.agent.Name, in.agent.Remote.URL, red.RedactError(err)), partial: text.Len() > 0}
 	}
 	var out []memory.Record
 	if ans.SessionID != "" && ans.SessionID != remoteSession {

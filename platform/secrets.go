@@ -180,7 +180,7 @@ func (s *Server) validateRemote(p principal, a *meta.Agent) *apiError {
 }
 
 // remoteKey resolves a remote agent's API key, per call.
-func (s *Server) remoteKey(ctx context.Context, target meta.Agent) (string, error) {
+func (s *Server) remoteKey(ctx context.Context, target meta.Agent, red *secretref.Redactor) (string, error) {
 	rm := target.Remote
 	ref := rm.APIKey
 	if ref == "" && rm.APIKeyEnv != "" {
@@ -189,7 +189,7 @@ func (s *Server) remoteKey(ctx context.Context, target meta.Agent) (string, erro
 	if ref == "" {
 		return "", nil
 	}
-	key, err := secretref.Expand(ctx, ref, s.lookup(target.TenantID, rm.RegisteredByAdmin), nil)
+	key, err := secretref.Expand(ctx, ref, s.lookup(target.TenantID, rm.RegisteredByAdmin), red)
 	if err != nil {
 		return "", fmt.Errorf("remote agent %q: api key: %w", target.Name, err)
 	}

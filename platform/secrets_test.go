@@ -15,6 +15,7 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/tool/secretref"
 )
 
 // Values of the server's environment in these tests: none may reach a
@@ -312,4 +313,43 @@ func (e *testEnv) tenantOf(key string) string {
 		e.t.Fatal(err)
 	}
 	return k.TenantID
+}
+
+// TestRemoteAnswerRedacted: a remote agent that echoes the key it was called
+// with returns it redacted, blocking and streamed, and it is not stored.
+func TestRemoteAnswerRedacted(t *testing.T) {
+	remote := newEnv(t, scripted.New(scripted.Echo()))
+	ra := remote.createAgent(remote.admin, map[string]any{"name": "echo"})
+	e := secretsEnv(t, nil)
+	a := e.tenantKey("acme")
+	e.do(a, "PUT", "/v1/secrets", map[string]any{"name": "remote", "value": remote.admin}, nil)
+	proxy := e.createAgent(a, map[string]any{"name": "proxy", "remote": map[string]any{"url": remote.http.URL, "agent_id": ra.ID, "api_key": "${secret:remote}"}})
+	query := "say " + remote.admin
+	var ans api.ChatAnswer
+	if resp := e.do(a, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": query}, &ans); resp.StatusCode != http.StatusOK {
+		t.Fatalf("chat = %d", resp.StatusCode)
+	}
+	if strings.Contains(ans.Answer, remote.admin) || !strings.Contains(ans.Answer, secretref.Placeholder) {
+		t.Fatalf("blocking answer %q", ans.Answer)
+	}
+	resp := e.do(a, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": query, "session_id": ans.SessionID, "stream": true}, nil)
+	if raw := body(resp); strings.Contains(raw, remote.admin) || !strings.Contains(raw, secretref.Placeholder) {
+		t.Fatalf("stream %s", raw)
+	}
+	// The user typed the key into the query (to make the remote echo it);
+	// the answers stored from the remote must not carry it.
+	var msgs []api.Message
+	e.do(a, "GET", "/v1/sessions/"+ans.SessionID+"/messages", nil, &msgs)
+	answers := 0
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			answers++
+			if strings.Contains(m.Content, remote.admin) {
+				t.Fatalf("stored answer %q", m.Content)
+			}
+		}
+	}
+	if answers != 2 {
+		t.Fatalf("stored %d answers, want 2: %+v", answers, msgs)
+	}
 }
