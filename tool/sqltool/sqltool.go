@@ -104,10 +104,12 @@ type Config struct {
 	MaxRows int
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
-	// AllowFunctions lists volatile PostgreSQL functions (name or
-	// schema.name, as PostgreSQL folds them) the operator allows the query
-	// to call, such as random or pg_sleep. Immutable and stable functions
-	// need no listing.
+	// AllowFunctions lists volatile PostgreSQL functions the operator
+	// allows the query to call, such as random or pg_sleep, each as the
+	// query writes the call (folded as PostgreSQL folds names): "random"
+	// allows random() through the search path but not s.random();
+	// "s.random" allows s.random(). Immutable and stable functions need no
+	// listing.
 	AllowFunctions []string
 }
 
@@ -580,7 +582,9 @@ func (t *Tool) verify(ctx context.Context, tx pgx.Tx) error {
 		allowed[f] = true
 	}
 	for _, c := range t.calls {
-		if allowed[c.name] || allowed[c.String()] {
+		// An entry matches the call as written: "random" allows random()
+		// through the search path, not evil.random(); "s.f" allows s.f().
+		if allowed[c.String()] {
 			continue
 		}
 		var n int

@@ -370,4 +370,10 @@ func TestPostgresSideEffectsRefused(t *testing.T) {
 	if _, content := run(t, allowed, ``); content != `{"rows":[{"r":true}],"truncated":false}` {
 		t.Errorf("allowed volatile function = %s", content)
 	}
+	// An entry matches the call as written: allowing the bare name
+	// add_item does not allow a schema-qualified call of it.
+	other := b.tool(t, sqltool.Config{Query: `SELECT ` + schema + `.add_item() AS r`, AllowFunctions: []string{"add_item"}})
+	if _, err := other.Call(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a qualified call of a bare allowed name: %v", err)
+	}
 }
