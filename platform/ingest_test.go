@@ -3,13 +3,11 @@ package platform
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/internal/bomb"
+	"github.com/weftlabs/weft/internal/pgtest"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
@@ -134,11 +133,7 @@ func TestIngestionResumesAfterCrash(t *testing.T) {
 // another replica's claim is honoured while it lasts, and taken over once
 // it has expired.
 func TestIngestionTakesOverExpiredClaims(t *testing.T) {
-	dsn := os.Getenv("WEFT_TEST_POSTGRES_URL")
-	if dsn == "" {
-		t.Skip("WEFT_TEST_POSTGRES_URL not set")
-	}
-	store := openTestPostgres(t, dsn)
+	store := openTestPostgres(t)
 	kb, d := crashedUpload(t, store, time.Now().Add(-time.Second))
 	serverOn(t, store, func(c *Config) { c.Ingestion.Lease = 300 * time.Millisecond })
 	if got := waitStored(t, store, d.TenantID, kb.ID, d.ID); got.Status != meta.DocReady || got.Chunks == 0 {
@@ -148,26 +143,9 @@ func TestIngestionTakesOverExpiredClaims(t *testing.T) {
 
 // openTestPostgres opens the metadata store in a schema of its own on the
 // test PostgreSQL, dropped after the test.
-func openTestPostgres(t *testing.T, dsn string) *meta.SQL {
+func openTestPostgres(t *testing.T) *meta.SQL {
 	t.Helper()
-	ctx := context.Background()
-	schema := strings.ToLower(meta.NewID("platform_test"))
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-		admin.Close()
-	})
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	pg, err := meta.OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+	pg, err := meta.OpenPostgres(context.Background(), pgtest.DSN(t, "platform_test"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,11 @@ package platform
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,32 +23,8 @@ import (
 // its own; it skips without WEFT_TEST_POSTGRES_URL (CI sets it).
 func newPostgresEnv(t *testing.T) *testEnv {
 	t.Helper()
-	base := os.Getenv("WEFT_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WEFT_TEST_POSTGRES_URL is not set")
-	}
 	ctx := context.Background()
-	schema := strings.ToLower(meta.NewID("platform_test"))
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-		db.Close()
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	store, err := meta.OpenPostgres(ctx, base+sep+"search_path="+schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openTestPostgres(t)
 	admin, err := Bootstrap(ctx, store, "")
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/pgtest"
 	"github.com/weftlabs/weft/platform"
 	"github.com/weftlabs/weft/platform/meta"
 )
@@ -75,27 +75,7 @@ func TestAdminResetKeySQLite(t *testing.T) {
 
 func TestAdminResetKeyPostgres(t *testing.T) {
 	t.Parallel()
-	base := os.Getenv("WEFT_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WEFT_TEST_POSTGRES_URL is not set")
-	}
-	schema := strings.ToLower(meta.NewID("admin_test"))
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-		db.Close()
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	dsn := base + sep + "search_path=" + schema
+	dsn := pgtest.DSN(t, "admin_test")
 	open := func() meta.Store {
 		s, err := meta.OpenPostgres(context.Background(), dsn)
 		if err != nil {

@@ -2,14 +2,14 @@ package meta
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weftlabs/weft/internal/pgtest"
 )
 
 // stores returns the stores the contract runs on: SQLite always, PostgreSQL
@@ -24,32 +24,15 @@ func stores(t *testing.T) map[string]Store {
 	}
 	t.Cleanup(func() { lite.Close() })
 	out["sqlite"] = lite
-	if dsn := os.Getenv("WEFT_TEST_POSTGRES_URL"); dsn != "" {
-		out["postgres"] = openTestPostgres(t, dsn)
+	if os.Getenv("WEFT_TEST_POSTGRES_URL") != "" {
+		out["postgres"] = openTestPostgres(t)
 	}
 	return out
 }
 
-func openTestPostgres(t *testing.T, dsn string) *SQL {
+func openTestPostgres(t *testing.T) *SQL {
 	t.Helper()
-	ctx := context.Background()
-	schema := strings.ToLower(NewID("meta_test"))
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-		admin.Close()
-	})
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	pg, err := OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+	pg, err := OpenPostgres(context.Background(), pgtest.DSN(t, "meta_test"))
 	if err != nil {
 		t.Fatal(err)
 	}
