@@ -158,6 +158,7 @@ type session struct {
 	stop   chan struct{} // closed to ask the closer to end the session
 	once   sync.Once
 	stderr *tailBuffer // stdio only
+	proc   *os.Process // stdio only: the server's process
 }
 
 // shutdown asks for the session to be closed; it does not wait.
@@ -341,8 +342,16 @@ func (s *Server) live(stale *session) (*session, error) {
 	case <-sess.done:
 		return nil, nil
 	default:
-		return sess, nil
 	}
+	if sess.proc != nil && exited(sess.proc) {
+		// The process died and the connection has not noticed yet: a
+		// call sent now would be lost, so the next one starts a new
+		// process instead (the closer reaps the dead one).
+		s.sess = nil
+		sess.shutdown()
+		return nil, nil
+	}
+	return sess, nil
 }
 
 // fail drops sess (if it is still the current one) and closes it.
@@ -360,6 +369,7 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 	defer cancel()
 	var (
 		transport mcp.Transport
+		cmd       *exec.Cmd // stdio only
 		stderr    *tailBuffer
 	)
 	switch s.cfg.Transport {
@@ -376,7 +386,7 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 			env[k] = x
 		}
 		s.remember(&red)
-		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = childEnv(env)
 		cmd.Dir = s.cfg.Dir
 		stderr = &tailBuffer{max: 4 << 10}
@@ -409,6 +419,9 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("mcptool: server %s: connect: %s", s.cfg.Name, s.redact(msg))
 	}
 	sess := &session{cs: cs, done: make(chan struct{}), stop: make(chan struct{}), stderr: stderr}
+	if cmd != nil {
+		sess.proc = cmd.Process
+	}
 	go func() {
 		// Wait returns when the connection ends: the process exited, the
 		// server closed the stream, or the session was closed.
