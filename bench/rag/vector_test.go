@@ -250,12 +250,13 @@ func clustered(seed uint64, n int) [][]float32 {
 }
 
 type hnswFixture struct {
-	index   *vector.HNSW
-	queries [][]float32
-	truth   [][]string
-	build   time.Duration // zero when loaded from the cache
-	load    time.Duration
-	n       int
+	index    *vector.HNSW
+	queries  [][]float32
+	truth    [][]string
+	build    time.Duration // zero when loaded from the cache
+	buildCPU time.Duration
+	load     time.Duration
+	n        int
 }
 
 // hnswData builds the approximate index once per run (WEFT_BENCH_HNSW_N
@@ -274,7 +275,7 @@ var hnswData = sync.OnceValue(func() *hnswFixture {
 	}
 	fx := &hnswFixture{queries: queries, n: n}
 	cache := os.Getenv("WEFT_BENCH_HNSW_CACHE")
-	start := time.Now()
+	start, cpuStart := time.Now(), cpuTime()
 	if idx, err := vector.OpenHNSW(cache); cache != "" && err == nil && idx.Len() == n {
 		fx.index, fx.load = idx, time.Since(start)
 	} else {
@@ -288,7 +289,7 @@ var hnswData = sync.OnceValue(func() *hnswFixture {
 				fmt.Fprintf(os.Stderr, "hnsw build: %d/%d after %v\n", lo+batch, n, time.Since(start).Round(time.Second))
 			}
 		}
-		fx.build = time.Since(start)
+		fx.build, fx.buildCPU = time.Since(start), cpuTime()-cpuStart
 		if cache != "" {
 			if err := fx.index.SaveFile(cache); err != nil {
 				panic(err)
@@ -345,6 +346,9 @@ func BenchmarkHNSWTop10(b *testing.B) {
 			b.ReportMetric(float64(found)/float64(total), "recall@10")
 			if fx.build > 0 {
 				b.ReportMetric(fx.build.Seconds(), "build-s")
+				b.ReportMetric(float64(fx.n)/fx.build.Seconds(), "build-vec/s")
+				b.ReportMetric(fx.buildCPU.Seconds(), "build-cpu-s")
+				b.ReportMetric(float64(fx.n)/fx.buildCPU.Seconds(), "build-vec/cpu-s")
 			} else {
 				b.ReportMetric(fx.load.Seconds(), "load-s")
 			}

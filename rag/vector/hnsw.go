@@ -6,7 +6,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // HNSWOption configures an [HNSW] index.
@@ -172,10 +174,13 @@ func (h *HNSW) maxLinks(l int) int {
 
 // Add inserts items, replacing any live item with the same ID (the old node
 // becomes a tombstone). The batch is validated first: on error nothing is
-// added. Inserting costs a graph search per item and holds the write lock
-// for the whole batch, so add large collections in batches of a few
-// thousand to let searches run in between. If ctx is cancelled part-way,
-// the items inserted so far stay.
+// added. Large batches (at least [parallelMin] items) are linked into the
+// graph by GOMAXPROCS goroutines at once, each locking only the neighbour
+// list it changes, as hnswlib does; the graph then depends on scheduling,
+// so it is not reproducible, but its quality is the same. Inserting holds
+// the write lock for the whole batch, so add large collections in batches
+// of a few thousand to let searches run in between. If ctx is cancelled
+// part-way, the items inserted so far stay.
 func (h *HNSW) Add(ctx context.Context, items ...Item) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -189,6 +194,19 @@ func (h *HNSW) Add(ctx context.Context, items ...Item) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.insertAll(ctx, items, unit); err != nil {
+		return err
+	}
+	h.maybeCompact(ctx)
+	return nil
+}
+
+// insertAll inserts items whose unit vectors are laid out in unit, in
+// parallel when the batch is large; the caller holds the write lock.
+func (h *HNSW) insertAll(ctx context.Context, items []Item, unit []float32) error {
+	if workers := min(runtime.GOMAXPROCS(0), len(items)/(parallelMin/2)); workers > 1 {
+		return h.addParallel(ctx, items, unit, workers)
+	}
 	for i, it := range items {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -198,6 +216,142 @@ func (h *HNSW) Add(ctx context.Context, items ...Item) error {
 		h.insert(it.ID, unit[i*h.dim:(i+1)*h.dim], copyMeta(it.Meta))
 	}
 	return nil
+}
+
+// parallelMin is the smallest batch [HNSW.Add] links with several
+// goroutines; below it the set-up costs more than it saves.
+const parallelMin = 1024
+
+// lockStripes is the number of neighbour-list locks of a parallel insert;
+// node n uses stripe n mod lockStripes. A goroutine holds at most one at a
+// time, so stripes sharing a lock cannot deadlock.
+const lockStripes = 1 << 14
+
+// linkLocks guards the neighbour lists (all levels) and the entry point
+// while a batch is linked concurrently.
+type linkLocks struct {
+	stripes [lockStripes]sync.Mutex
+	entry   sync.RWMutex
+}
+
+func (k *linkLocks) lock(n uint32)   { k.stripes[n%lockStripes].Lock() }
+func (k *linkLocks) unlock(n uint32) { k.stripes[n%lockStripes].Unlock() }
+
+// addParallel inserts items with workers goroutines; the caller holds the
+// write lock. All nodes are appended first (so the arrays never move while
+// they are linked), their levels drawn in order from the seeded generator;
+// then each goroutine takes the next node and links it. Only afterwards do
+// the new IDs become visible (replacing older nodes), in input order, so a
+// duplicate ID within the batch resolves as in a serial insert. Nodes left
+// unlinked by a cancellation become tombstones.
+func (h *HNSW) addParallel(ctx context.Context, items []Item, unit []float32, workers int) error {
+	start := uint32(len(h.ids))
+	levels := make([]int, len(items))
+	for i, it := range items {
+		levels[i] = h.randomLevel()
+		h.appendNode(it.ID, unit[i*h.dim:(i+1)*h.dim], copyMeta(it.Meta), levels[i])
+	}
+	linked := make([]bool, len(items))
+	first := 0
+	if h.top < 0 {
+		h.link(start, levels[0])
+		linked[0], first = true, 1
+	}
+	locks := new(linkLocks)
+	var next atomic.Int64
+	next.Store(int64(first))
+	var stopped atomic.Bool
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for !stopped.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(items) {
+					return
+				}
+				if i%64 == 0 && ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				h.linkConcurrent(start+uint32(i), levels[i], locks)
+				linked[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	done := 0
+	for i, it := range items {
+		n := start + uint32(i)
+		if !linked[i] {
+			h.dead[n] = true // unreachable: nothing links to it
+			continue
+		}
+		if old, ok := h.nodes[it.ID]; ok {
+			h.dead[old] = true
+			h.live--
+		}
+		h.nodes[it.ID] = n
+		h.live++
+		done++
+	}
+	if done < len(items) {
+		return fmt.Errorf("vector: add interrupted after %d of %d items: %w", done, len(items), ctx.Err())
+	}
+	return nil
+}
+
+// linkConcurrent is [HNSW.link] for a node of a batch being linked by
+// several goroutines: neighbour lists are read and written under their
+// stripe lock, the entry point under its own.
+func (h *HNSW) linkConcurrent(n uint32, level int, k *linkLocks) {
+	k.entry.RLock()
+	entry, top := h.entry, h.top
+	k.entry.RUnlock()
+	q := h.vec(n)
+	ep := distNode{-dot(q, h.vec(entry)), entry}
+	var buf []uint32
+	for l := top; l > level; l-- {
+		ep, buf = h.greedyLocked(q, ep, l, k, buf)
+	}
+	vis := h.getVisited()
+	defer h.visited.Put(vis)
+	eps := []distNode{ep}
+	for l := min(level, top); l >= 0; l-- {
+		cands := h.searchLayer(q, eps, h.efConstruction, l, vis, nil, k)
+		sel := h.selectNeighbours(cands, h.m)
+		k.lock(n)
+		h.setNeighbours(n, l, sel)
+		k.unlock(n)
+		for _, s := range sel {
+			k.lock(s.node)
+			h.addLink(s.node, n, s.d, l)
+			k.unlock(s.node)
+		}
+		eps = cands
+	}
+	if level > top {
+		k.entry.Lock()
+		if level > h.top {
+			h.entry, h.top = n, level
+		}
+		k.entry.Unlock()
+	}
+}
+
+// greedyLocked is [HNSW.greedy] reading neighbour lists under their locks.
+func (h *HNSW) greedyLocked(q []float32, ep distNode, l int, k *linkLocks, buf []uint32) (distNode, []uint32) {
+	for changed := true; changed; {
+		changed = false
+		k.lock(ep.node)
+		buf = append(buf[:0], h.neighbours(ep.node, l)...)
+		k.unlock(ep.node)
+		for _, nb := range buf {
+			if d := -dot(q, h.vec(nb)); d < ep.d {
+				ep, changed = distNode{d, nb}, true
+			}
+		}
+	}
+	return ep, buf
 }
 
 // randomLevel draws a node level from the exponential distribution of the
@@ -251,7 +405,7 @@ func (h *HNSW) link(n uint32, level int) {
 	defer h.visited.Put(vis)
 	eps := []distNode{ep}
 	for l := min(level, h.top); l >= 0; l-- {
-		cands := h.searchLayer(q, eps, h.efConstruction, l, vis, nil)
+		cands := h.searchLayer(q, eps, h.efConstruction, l, vis, nil, nil)
 		sel := h.selectNeighbours(cands, h.m)
 		h.setNeighbours(n, l, sel)
 		for _, s := range sel {
@@ -386,10 +540,11 @@ type accept func(n uint32) bool
 // from eps keeping the ef closest accepted nodes. Nodes that are not
 // accepted (tombstones, filtered out) are still expanded, so they keep
 // routing. The result is sorted closest first.
-func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedSet, ok accept) []distNode {
+func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedSet, ok accept, locks *linkLocks) []distNode {
 	vis.reset()
 	cand := make(minHeap, 0, ef*2)
 	res := make(maxHeap, 0, ef+1)
+	var buf []uint32
 	for _, e := range eps {
 		if !vis.visit(e.node) {
 			continue
@@ -407,7 +562,16 @@ func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedS
 		if len(res) >= ef && c.d > res[0].d {
 			break
 		}
-		for _, nb := range h.neighbours(c.node, l) {
+		var nbs []uint32
+		if locks != nil {
+			locks.lock(c.node)
+			buf = append(buf[:0], h.neighbours(c.node, l)...)
+			locks.unlock(c.node)
+			nbs = buf
+		} else {
+			nbs = h.neighbours(c.node, l)
+		}
+		for _, nb := range nbs {
 			if !vis.visit(nb) {
 				continue
 			}
@@ -471,7 +635,7 @@ func (h *HNSW) SearchEf(ctx context.Context, query []float32, k, ef int, filter 
 		ep = h.greedy(q, ep, l)
 	}
 	vis := h.getVisited()
-	found := h.searchLayer(q, []distNode{ep}, ef, 0, vis, ok)
+	found := h.searchLayer(q, []distNode{ep}, ef, 0, vis, ok, nil)
 	h.visited.Put(vis)
 
 	want := min(k, h.live)
@@ -528,28 +692,52 @@ func (h *HNSW) Delete(ctx context.Context, ids ...string) error {
 			h.live--
 		}
 	}
+	h.maybeCompact(ctx)
 	return nil
+}
+
+// autoCompactMin is the number of tombstones below which the graph is never
+// rebuilt automatically.
+const autoCompactMin = 1024
+
+// maybeCompact rebuilds the graph once tombstones outnumber live nodes (and
+// there are at least autoCompactMin of them), so that deletes and
+// replacements never need a manual [HNSW.Compact] and the rebuild's cost is
+// amortised over the deletes that caused it. A cancelled rebuild leaves the
+// index as it was; the next write tries again. The caller holds the write
+// lock.
+func (h *HNSW) maybeCompact(ctx context.Context) {
+	if dead := len(h.ids) - h.live; dead >= autoCompactMin && dead >= h.live {
+		_ = h.compact(ctx) // only a cancellation fails, leaving the index unchanged
+	}
 }
 
 // Compact rebuilds the graph from the live items, dropping tombstones. It
 // holds the write lock for the whole rebuild, which costs about as much as
-// inserting every live item again.
+// inserting every live item again. Writes also compact on their own once
+// tombstones outnumber live items, so calling it is only needed to reclaim
+// fewer tombstones than that.
 func (h *HNSW) Compact(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.compact(ctx)
+}
+
+func (h *HNSW) compact(ctx context.Context) error {
 	if h.live == len(h.ids) {
 		return nil
 	}
 	fresh := NewHNSW(h.dim, WithM(h.m), WithEfConstruction(h.efConstruction), WithEfSearch(h.efSearch), WithSeed(h.seed))
+	items := make([]Item, 0, h.live)
+	unit := make([]float32, 0, h.live*h.dim)
 	for n, id := range h.ids {
-		if n%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("vector: compact interrupted: %w", err)
-			}
-		}
 		if !h.dead[n] {
-			fresh.insert(id, h.vec(uint32(n)), h.metas[n])
+			items = append(items, Item{ID: id, Meta: h.metas[n]})
+			unit = append(unit, h.vec(uint32(n))...)
 		}
+	}
+	if err := fresh.insertAll(ctx, items, unit); err != nil {
+		return fmt.Errorf("vector: compact interrupted: %w", err)
 	}
 	h.vecs, h.ids, h.metas, h.dead = fresh.vecs, fresh.ids, fresh.metas, fresh.dead
 	h.levels, h.links0, h.count0, h.upper = fresh.levels, fresh.links0, fresh.count0, fresh.upper

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weftlabs/weft/rag/vector"
@@ -336,4 +337,133 @@ func hitIDs(hits []vector.Hit) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// TestHNSWParallelAdd inserts one batch large enough to be linked by several
+// goroutines, with IDs repeated inside the batch: the later item wins, as in
+// a serial insert, and every live item is found by its own vector.
+func TestHNSWParallelAdd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n, dim, repeats = 5000, 32, 100
+	vecs := gaussianClusters(51, n, dim, 30, 0.2)
+	items := make([]vector.Item, n)
+	for i, v := range vecs {
+		id := fmt.Sprint(i)
+		if i >= n-repeats {
+			id = fmt.Sprint(i - (n - repeats)) // replaces item i-(n-repeats)
+		}
+		items[i] = vector.Item{ID: id, Vector: v}
+	}
+	h := vector.NewHNSW(dim, vector.WithEfConstruction(100))
+	if err := h.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if h.Len() != n-repeats || h.Tombstones() != repeats {
+		t.Fatalf("Len %d, Tombstones %d; want %d, %d", h.Len(), h.Tombstones(), n-repeats, repeats)
+	}
+	for i := range repeats {
+		hits, err := h.Search(ctx, vecs[n-repeats+i], 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].ID != fmt.Sprint(i) || hits[0].Score < 0.9999 {
+			t.Fatalf("replaced item %d: %v", i, hits)
+		}
+	}
+	missed := 0
+	for i := repeats; i < n-repeats; i++ {
+		hits, err := h.Search(ctx, vecs[i], 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].ID != fmt.Sprint(i) {
+			missed++
+		}
+	}
+	if missed > (n-2*repeats)/100 {
+		t.Fatalf("%d of %d items not found by their own vector", missed, n-2*repeats)
+	}
+}
+
+// cancelAfter is a context whose Err reports cancellation from its calls'
+// limit on, to cancel a parallel insert part-way deterministically.
+type cancelAfter struct {
+	context.Context
+	calls, limit atomic.Int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls.Add(1) > c.limit.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestHNSWParallelAddCancelled cancels a parallel insert part-way: the items
+// linked so far stay searchable, the rest are not in the index.
+func TestHNSWParallelAddCancelled(t *testing.T) {
+	t.Parallel()
+	const n, dim = 8000, 16
+	vecs := vectortest.Vectors(52, n, dim)
+	items := make([]vector.Item, n)
+	for i, v := range vecs {
+		items[i] = vector.Item{ID: fmt.Sprint(i), Vector: v}
+	}
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.limit.Store(20)
+	h := vector.NewHNSW(dim)
+	err := h.Add(ctx, items...)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Add: %v, want context.Canceled", err)
+	}
+	live := h.Len()
+	if live == 0 || live == n || live+h.Tombstones() != n {
+		t.Fatalf("Len %d, Tombstones %d of %d items", live, h.Tombstones(), n)
+	}
+	bg := context.Background()
+	found := 0
+	for i, v := range vecs {
+		hits, err := h.Search(bg, v, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 1 && hits[0].ID == fmt.Sprint(i) && hits[0].Score > 0.9999 {
+			found++
+		}
+	}
+	if found < live*99/100 || found > live {
+		t.Fatalf("%d items found by their own vector, %d live", found, live)
+	}
+}
+
+// TestHNSWAutoCompact deletes most of a large index: the graph is rebuilt
+// without its tombstones with no call to Compact.
+func TestHNSWAutoCompact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n, dim = 3000, 16
+	vecs := vectortest.Vectors(53, n, dim)
+	items := make([]vector.Item, n)
+	for i, v := range vecs {
+		items[i] = vector.Item{ID: fmt.Sprint(i), Vector: v}
+	}
+	h := vector.NewHNSW(dim)
+	if err := h.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for i := range 2000 {
+		gone = append(gone, fmt.Sprint(i))
+	}
+	if err := h.Delete(ctx, gone...); err != nil {
+		t.Fatal(err)
+	}
+	if h.Tombstones() != 0 || h.Len() != n-2000 {
+		t.Fatalf("after deleting 2000 of %d: Tombstones %d, Len %d", n, h.Tombstones(), h.Len())
+	}
+	hits, err := h.Search(ctx, vecs[2500], 1, nil)
+	if err != nil || len(hits) != 1 || hits[0].ID != "2500" {
+		t.Fatalf("search after compaction: %v %v", hits, err)
+	}
 }
