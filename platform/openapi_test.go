@@ -56,11 +56,11 @@ type openapiDoc struct {
 }
 
 type operation struct {
-	OperationID string      `json:"operationId"`
+	OperationID string `json:"operationId"`
 	// Security is the operation's own requirement: an empty list means
 	// no key.
 	Security    *[]map[string][]string `json:"security"`
-	Parameters  []parameter `json:"parameters"`
+	Parameters  []parameter            `json:"parameters"`
 	RequestBody *struct {
 		Content map[string]mediaType `json:"content"`
 	} `json:"requestBody"`
