@@ -43,8 +43,19 @@ type knowledge struct {
 	store   kbStore
 	uploads *ingestion
 
+	// mu guards kbs only; it is never held across loading, so recall on
+	// one knowledge base never waits for another's rebuild.
 	mu  sync.Mutex
-	kbs map[string]*kbHandle
+	kbs map[string]*kbLoad
+}
+
+// kbLoad is one knowledge base's handle being loaded, or loaded: the first
+// caller loads it, later callers wait on done (single flight per knowledge
+// base).
+type kbLoad struct {
+	done chan struct{}
+	h    *kbHandle
+	err  error
 }
 
 // kbHandle is one knowledge base, ready to ingest and recall.
@@ -56,21 +67,51 @@ type kbHandle struct {
 }
 
 func newKnowledge(s *Server, store kbStore) *knowledge {
-	k := &knowledge{s: s, store: store, kbs: map[string]*kbHandle{}}
+	k := &knowledge{s: s, store: store, kbs: map[string]*kbLoad{}}
 	k.uploads = newIngestion(k, store, s.cfg.Ingestion)
 	k.uploads.start()
 	return k
 }
 
 // open returns the handle of a knowledge base, building its indexes from
-// the durable chunks on first use.
+// the durable chunks on first use. Loads are single-flight per knowledge
+// base: concurrent callers of one knowledge base share its load, and no
+// caller waits for another knowledge base's. A failed load is not kept, so
+// the next caller tries again.
 func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle, error) {
 	key := kb.TenantID + "\x00" + kb.ID
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	if h, ok := k.kbs[key]; ok {
-		return h, nil
+	l, ok := k.kbs[key]
+	if !ok {
+		l = &kbLoad{done: make(chan struct{})}
+		k.kbs[key] = l
 	}
+	k.mu.Unlock()
+	if !ok {
+		// The load outlives the caller that started it: others may be
+		// waiting for it.
+		go func(ctx context.Context) {
+			l.h, l.err = k.load(ctx, kb)
+			if l.err != nil {
+				k.mu.Lock()
+				if k.kbs[key] == l {
+					delete(k.kbs, key)
+				}
+				k.mu.Unlock()
+			}
+			close(l.done)
+		}(context.WithoutCancel(ctx))
+	}
+	select {
+	case <-l.done:
+		return l.h, l.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// load builds a knowledge base's handle.
+func (k *knowledge) load(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle, error) {
 	var embedder rag.Embedder
 	var vecIndex vector.Index
 	if kb.EmbeddingModel != "" {
@@ -137,9 +178,7 @@ func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	if err != nil {
 		return nil, err
 	}
-	h := &kbHandle{kb: kb, index: index, ingester: ing, embedder: embedder}
-	k.kbs[key] = h
-	return h, nil
+	return &kbHandle{kb: kb, index: index, ingester: ing, embedder: embedder}, nil
 }
 
 func (k *knowledge) forget(tenant, id string) {

@@ -2,13 +2,16 @@ package platform
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider/scripted"
@@ -190,5 +193,78 @@ func TestKnowledgeSurvivesRestart(t *testing.T) {
 	e.do(e.admin, "POST", "/v1/knowledge-bases/"+kb.ID+"/search", map[string]any{"query": "where do penguins live", "mode": "vector"}, &search)
 	if len(search.Results) != 1 || !strings.Contains(search.Results[0].Content, "Penguins") {
 		t.Fatalf("after restart: %+v", search.Results)
+	}
+}
+
+// gatedEmbedder is a scripted model whose embedding calls block until the
+// test releases them; entered is closed at the first call.
+type gatedEmbedder struct {
+	*scripted.Model
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedEmbedder) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	g.once.Do(func() { close(g.entered) })
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Model.Embed(ctx, req)
+}
+
+// Recall on one knowledge base does not wait while another is loading
+// (issue G item 5): knowledge base B's load is held inside its embedding
+// call, and a search on A completes meanwhile; B's callers share one load.
+func TestKnowledgeLoadDoesNotBlockOtherKnowledgeBases(t *testing.T) {
+	gate := &gatedEmbedder{Model: scripted.New(scripted.Echo()), entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, nil, func(c *Config) {
+		open := c.OpenModel
+		c.OpenModel = func(spec string) (*llm.Model, error) {
+			if spec == "scripted/gated" {
+				return llm.New(gate, llm.WithName(spec), llm.WithRetries(0)), nil
+			}
+			return open(spec)
+		}
+	})
+	var a, b kbView
+	e.do(e.admin, "POST", "/v1/knowledge-bases", map[string]any{"name": "a", "embedding_model": ""}, &a)
+	e.do(e.admin, "POST", "/v1/knowledge-bases", map[string]any{"name": "b", "embedding_model": "scripted/gated"}, &b)
+	var doc meta.Document
+	e.do(e.admin, "POST", "/v1/knowledge-bases/"+a.ID+"/documents", map[string]any{"name": "a.md", "content": "Penguins live in the southern hemisphere."}, &doc)
+	if d := e.waitDocument(a.ID, doc.ID); d.Status != meta.DocReady {
+		t.Fatalf("document = %+v", d)
+	}
+	// Two searches on B: both wait for B's one load.
+	bDone := make(chan *http.Response, 2)
+	for range 2 {
+		go func() {
+			bDone <- e.do(e.admin, "POST", "/v1/knowledge-bases/"+b.ID+"/search", map[string]any{"query": "penguins"}, nil)
+		}()
+	}
+	<-gate.entered
+	var search struct{ Results []api.RagFragment }
+	if resp := e.do(e.admin, "POST", "/v1/knowledge-bases/"+a.ID+"/search", map[string]any{"query": "where do penguins live"}, &search); resp.StatusCode != http.StatusOK ||
+		len(search.Results) != 1 || !strings.Contains(search.Results[0].Content, "Penguins") {
+		t.Fatalf("search on A while B loads: %d %+v", resp.StatusCode, search.Results)
+	}
+	select {
+	case resp := <-bDone:
+		t.Fatalf("search on B answered (%d %s) before its load was released", resp.StatusCode, body(resp))
+	default:
+	}
+	close(gate.release)
+	for range 2 {
+		if resp := <-bDone; resp.StatusCode != http.StatusOK {
+			t.Fatalf("search on B: %d %s", resp.StatusCode, body(resp))
+		}
+	}
+	e.srv.knowledge.(*knowledge).mu.Lock()
+	loads := len(e.srv.knowledge.(*knowledge).kbs)
+	e.srv.knowledge.(*knowledge).mu.Unlock()
+	if loads != 2 {
+		t.Fatalf("%d knowledge bases loaded, want 2", loads)
 	}
 }
