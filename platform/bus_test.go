@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 )
 
@@ -63,6 +64,24 @@ func TestReplicasInvalidateThroughRedis(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("a revoked key still works on replica b")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A session deleted through one replica is gone for the turns of the
+	// other, whose session registry cached it.
+	var ans api.ChatAnswer
+	a.do(a.admin, "POST", "/v1/agents/"+ag.ID+"/chat", map[string]any{"query": "hello"}, &ans)
+	if resp := eb.do(a.admin, "POST", "/v1/agents/"+ag.ID+"/chat", map[string]any{"query": "again", "session_id": ans.SessionID}, nil); resp.StatusCode != 200 {
+		t.Fatalf("turn on replica b: %s", resp.Status)
+	}
+	a.do(a.admin, "DELETE", "/v1/sessions/"+ans.SessionID, nil, nil)
+	for {
+		resp := eb.do(a.admin, "POST", "/v1/agents/"+ag.ID+"/chat", map[string]any{"query": "still there?", "session_id": ans.SessionID}, nil)
+		if resp.StatusCode == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b still runs turns on a deleted session: %s", resp.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

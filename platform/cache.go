@@ -69,6 +69,16 @@ func (c *cache[T]) getIn(ctx context.Context, tenant, id string) (T, error) {
 	return v, nil
 }
 
+// put stores v for (tenant, id), as a load would have.
+func (c *cache[T]) put(tenant, id string, v T) {
+	c.mu.Lock()
+	if len(c.entries) > 100_000 {
+		clear(c.entries)
+	}
+	c.entries[cacheKey(tenant, id)] = cacheEntry[T]{v: v, expires: time.Now().Add(c.ttl)}
+	c.mu.Unlock()
+}
+
 // invalidate forgets (tenant, id).
 func (c *cache[T]) invalidate(tenant, id string) {
 	c.mu.Lock()

@@ -97,6 +97,10 @@ type Server struct {
 
 	keys   *cache[meta.APIKey]
 	agents *cache[meta.Agent]
+	// registry caches the session registry (meta sessions) for turns;
+	// touches gathers their update times (sessions.go, touch.go).
+	registry *cache[meta.Session]
+	touches  *touches
 
 	modelsMu sync.Mutex
 	models   map[string]*llm.Model
@@ -167,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	})
 	s.bus.subscribe("key", s.keys.invalidate)
 	s.bus.subscribe("agent", s.agents.invalidate)
+	s.initSessions()
 	s.bus.subscribe("cancel", func(tenant, key string) { s.turns.cancel(tenant+"\x00"+key, errCancelledByClient) })
 	switch {
 	case cfg.RateLimit < 0:
@@ -220,6 +225,7 @@ func New(cfg Config) (*Server, error) {
 // and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
 	s.bus.close()
+	s.touches.close()
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.uploads.close()
 	}

@@ -12,6 +12,29 @@ import (
 	"github.com/weftlabs/weft/platform/meta"
 )
 
+// The session registry (meta sessions: which tenant and agent own a
+// session) is read on every turn and written after it. Turns read it
+// through a cache (registry): a session's owner never changes, so an entry
+// is only ever invalidated by the session's deletion, here and, through
+// the bus, on every replica (the cache TTL bounds staleness when an
+// invalidation is lost). The update time a turn writes goes through
+// touches (touch.go): gathered, off the turn's path. The session routes
+// (list, get) read the registry itself, after this replica's pending
+// touches are written.
+func (s *Server) initSessions() {
+	s.registry = newCache(s.cfg.CacheTTL, func(ctx context.Context, tenant, id string) (meta.Session, error) {
+		return s.meta.Session(ctx, tenant, id)
+	})
+	s.bus.subscribe("session", s.registry.invalidate)
+	s.touches = newTouches(s.meta, s.log.WarnContext)
+}
+
+// touch records that a turn updated ss (written shortly after, gathered
+// with other turns' touches).
+func (s *Server) touch(_ context.Context, ss meta.Session) {
+	s.touches.add(ss.TenantID, ss.ID, time.Now().UTC())
+}
+
 func sessionKey(ss meta.Session) memory.Key {
 	return memory.Key{Tenant: ss.TenantID, Agent: ss.AgentID, Session: ss.ID}
 }
@@ -19,6 +42,7 @@ func sessionKey(ss meta.Session) memory.Key {
 // listSessions: GET /v1/sessions?agent_id=.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
+	s.touches.flush(r.Context())
 	list, err := s.meta.ListSessions(r.Context(), p.Tenant, r.URL.Query().Get("agent_id"))
 	if err != nil {
 		writeError(w, asAPIError(err))
@@ -52,6 +76,7 @@ func (s *Server) messageCounts(r *http.Request, tenant, agent string) map[string
 
 // session returns the caller's session id.
 func (s *Server) session(r *http.Request, id string) (meta.Session, *apiError) {
+	s.touches.flush(r.Context())
 	ss, err := s.meta.Session(r.Context(), principalFrom(r.Context()).Tenant, id)
 	if err != nil {
 		return ss, notFoundOr(err, "session", id)
@@ -132,7 +157,9 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	if err := s.meta.DeleteSession(r.Context(), ss.TenantID, ss.ID); err != nil {
+	err := s.meta.DeleteSession(r.Context(), ss.TenantID, ss.ID)
+	s.bus.publish(r.Context(), "session", ss.TenantID, ss.ID)
+	if err != nil {
 		writeError(w, notFoundOr(err, "session", ss.ID))
 		return
 	}
@@ -142,7 +169,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 // sessionFor returns the session id of agent, or a new one when id is empty.
 func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent, id, parent string) (meta.Session, *apiError) {
 	if id != "" {
-		ss, err := s.meta.Session(ctx, tenant, id)
+		ss, err := s.registry.getIn(ctx, tenant, id)
 		if err != nil {
 			return ss, notFoundOr(err, "session", id)
 		}
@@ -156,5 +183,6 @@ func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent
 	if err := s.meta.CreateSession(ctx, ss); err != nil {
 		return ss, asAPIError(err)
 	}
+	s.registry.put(tenant, ss.ID, ss)
 	return ss, nil
 }

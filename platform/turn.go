@@ -305,12 +305,6 @@ func (s *Server) classifyTurnError(ctx context.Context, err error, model string)
 	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
 }
 
-func (s *Server) touch(ctx context.Context, ss meta.Session) {
-	if err := s.meta.TouchSession(ctx, ss.TenantID, ss.ID, time.Now().UTC()); err != nil {
-		s.log.WarnContext(ctx, "session not touched", "session", ss.ID, "err", err)
-	}
-}
-
 func (s *Server) recordUsage(model string, u llm.Usage) {
 	if u.PromptTokens > 0 {
 		s.metrics.tokens.WithLabelValues("prompt", model).Add(float64(u.PromptTokens))

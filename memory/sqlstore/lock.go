@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"time"
@@ -25,14 +26,10 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 	}
 	token := lease.Token(l.Owner)
 	err = lease.Acquire(ctx, &s.wakeups, key.String(), func() (bool, error) {
-		now := time.Now()
-		res, err := s.execContext(ctx, nil, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session,
-			token, now.Add(ttl).UnixNano(), now.UnixNano())
-		if err != nil {
-			return false, err
-		}
-		n, err := res.RowsAffected()
-		return n == 1, err
+		return s.execOne(ctx, func() []any {
+			now := time.Now()
+			return []any{key.Tenant, key.Agent, key.Session, token, now.Add(ttl).UnixNano(), now.UnixNano()}
+		}, s.queries.lockAcquire)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -41,12 +38,9 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 		return nil, s.fail("lock", key, err)
 	}
 	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
-		res, err := s.execContext(ctx, nil, s.queries.lockRenew, time.Now().Add(ttl).UnixNano(), key.Tenant, key.Agent, key.Session, token)
-		if err != nil {
-			return false, err
-		}
-		n, err := res.RowsAffected()
-		return n == 1, err
+		return s.execOne(ctx, func() []any {
+			return []any{time.Now().Add(ttl).UnixNano(), key.Tenant, key.Agent, key.Session, token}
+		}, s.queries.lockRenew)
 	})
 	var once sync.Once
 	return func() {
@@ -57,20 +51,54 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 	}, nil
 }
 
-// release deletes a lease. Release has no context of its own; it gets 5 s,
-// after which the lease simply expires.
+// release deletes a lease. On SQLite it does not wait for the commit: the
+// deletion joins the next group commit, and this process's waiters are
+// woken once it is done (a crash before then leaves the lease to expire or
+// to Drop, as a crash before release would). On PostgreSQL it has no
+// context of its own; it gets 5 s, after which the lease simply expires.
 func (s *Store) release(key memory.Key, token string) {
+	if s.group != nil {
+		s.group.async(func(ctx context.Context, tx *sql.Tx) error {
+			_, err := s.execContext(ctx, tx, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
+			return err
+		}, func(error) { s.wakeups.Wake(key.String()) })
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = s.execContext(ctx, nil, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
 	s.wakeups.Wake(key.String())
 }
 
+// execOne runs one statement (in a group commit on SQLite, its arguments
+// made when it runs) and reports whether it changed exactly one row.
+func (s *Store) execOne(ctx context.Context, args func() []any, query string) (bool, error) {
+	if s.group == nil {
+		res, err := s.execContext(ctx, nil, query, args()...)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n == 1, err
+	}
+	var one bool
+	err := s.group.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.execContext(ctx, tx, query, args()...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		one = n == 1
+		return err
+	})
+	return one, err
+}
+
 // Drop implements [memory.Locker]: it deletes the lease rows whose token
 // is owner's.
 func (s *Store) Drop(ctx context.Context, owner string) error {
 	p := lease.Prefix(owner)
-	if _, err := s.execContext(ctx, nil, s.queries.lockDrop, utf8.RuneCountInString(p), p); err != nil {
+	if _, err := s.execOne(ctx, func() []any { return []any{utf8.RuneCountInString(p), p} }, s.queries.lockDrop); err != nil {
 		return fmt.Errorf("sqlstore: drop the leases of %q: %w", owner, err)
 	}
 	return nil

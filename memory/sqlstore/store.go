@@ -81,6 +81,7 @@ type Store struct {
 	dialect dialect
 	queries queries
 	stmts   map[string]*sql.Stmt // SQLite's hot statements, prepared once; read-only after open
+	group   *group               // SQLite: every write goes through it (group commit)
 	wakeups lease.Wakeups
 }
 
@@ -117,6 +118,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 	s := newStore(db, nil, sqlite)
+	s.group = newGroup(db)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
@@ -242,6 +244,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close releases the store's connections.
 func (s *Store) Close() error {
+	if s.group != nil {
+		s.group.wait() // asynchronous writes (lease releases) end first
+	}
 	for _, st := range s.stmts {
 		st.Close()
 	}
@@ -446,11 +451,17 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 			ids = append(ids, e.rec.ID)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var out []memory.Record
+	err := s.group.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		out, err = s.appendIn(ctx, tx, key, in, ids, hasSystem, now)
+		return err
+	})
+	return out, err
+}
+
+// appendIn is the body of appendTx's transaction.
+func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, key memory.Key, in []encoded, ids []any, hasSystem bool, now time.Time) ([]memory.Record, error) {
 	k := []any{key.Tenant, key.Agent, key.Session}
 	var last int64
 	row := tx.QueryRowContext
@@ -524,9 +535,6 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 			return nil, err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
@@ -596,7 +604,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 
 // Delete implements [memory.Store].
 func (s *Store) Delete(ctx context.Context, key memory.Key) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.queries.deleteMessages, key.Tenant, key.Agent, key.Session); err != nil {
 			return err
 		}
@@ -612,7 +620,7 @@ func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 // Trim implements [memory.Trimmer]. The ids of trimmed records are
 // forgotten: a later Append with one of them adds a new record.
 func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, s.queries.trim, key.Tenant, key.Agent, key.Session, before)
 		if err != nil {
 			return err
@@ -630,13 +638,17 @@ func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
 	return nil
 }
 
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+// inTx runs fn in a transaction: on SQLite a group-committed one.
+func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	if s.group != nil {
+		return s.group.do(ctx, fn)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if err := fn(tx); err != nil {
+	if err := fn(ctx, tx); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -169,6 +169,12 @@ type Session struct {
 	ParentID string `json:"parent_id,omitempty"`
 }
 
+// SessionTouch is one session's new update time, for [Store.TouchSessions].
+type SessionTouch struct {
+	TenantID, ID string
+	At           time.Time
+}
+
 // Idempotent is the stored outcome of a request made with an Idempotency-Key.
 type Idempotent struct {
 	Status int    `json:"status"`
@@ -207,7 +213,10 @@ type Store interface {
 	CreateSession(ctx context.Context, s Session) error
 	Session(ctx context.Context, tenant, id string) (Session, error)
 	ListSessions(ctx context.Context, tenant, agent string) ([]Session, error)
-	TouchSession(ctx context.Context, tenant, id string, at time.Time) error
+	// TouchSessions sets the update time of several sessions at once (one
+	// transaction): the platform gathers the touches of concurrent turns.
+	// Sessions that no longer exist are skipped.
+	TouchSessions(ctx context.Context, touches []SessionTouch) error
 	DeleteSession(ctx context.Context, tenant, id string) error
 
 	// Idempotency: Claim reserves key for a request; it returns the stored

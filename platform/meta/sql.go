@@ -60,7 +60,7 @@ const (
 	qKeyByID      = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
 	qAgent        = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
 	qSession      = `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
-	qTouchSession = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ?`
+	qTouchSession = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ? AND updated_at < ?`
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path, in WAL
@@ -616,10 +616,37 @@ func (s *SQL) ListSessions(ctx context.Context, tenant, agent string) ([]Session
 	return out, wrap("list sessions", rows.Err())
 }
 
-// TouchSession implements [Store].
-func (s *SQL) TouchSession(ctx context.Context, tenant, id string, at time.Time) error {
-	_, err := s.exec(ctx, qTouchSession, micros(at), tenant, id)
-	return wrap("touch session", err)
+// TouchSessions implements [Store] with one transaction (one commit for
+// the touches of many turns). An update time never moves back.
+func (s *SQL) TouchSessions(ctx context.Context, touches []SessionTouch) error {
+	switch len(touches) {
+	case 0:
+		return nil
+	case 1:
+		t := touches[0]
+		_, err := s.exec(ctx, qTouchSession, micros(t.At), t.TenantID, t.ID, micros(t.At))
+		return wrap("touch session", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("touch sessions", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var st *sql.Stmt
+	if p := s.stmts[qTouchSession]; p != nil {
+		st = tx.StmtContext(ctx, p)
+	} else {
+		if st, err = tx.PrepareContext(ctx, s.d.rebind(qTouchSession)); err != nil {
+			return wrap("touch sessions", err)
+		}
+		defer st.Close()
+	}
+	for _, t := range touches {
+		if _, err := st.ExecContext(ctx, micros(t.At), t.TenantID, t.ID, micros(t.At)); err != nil {
+			return wrap("touch sessions", err)
+		}
+	}
+	return wrap("touch sessions", tx.Commit())
 }
 
 // DeleteSession implements [Store].

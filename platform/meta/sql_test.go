@@ -128,8 +128,16 @@ func runContract(t *testing.T, s Store) {
 	if err := s.CreateSession(ctx, ss2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.TouchSession(ctx, a.ID, ss.ID, now.Add(time.Minute)); err != nil {
+	if err := s.TouchSessions(ctx, []SessionTouch{{TenantID: a.ID, ID: ss.ID, At: now.Add(time.Minute)}}); err != nil {
 		t.Fatal(err)
+	}
+	// Several at once, one of them gone, one going back in time (kept).
+	if err := s.TouchSessions(ctx, []SessionTouch{{TenantID: a.ID, ID: ss2.ID, At: now.Add(time.Second)},
+		{TenantID: a.ID, ID: "ses_gone", At: now}, {TenantID: a.ID, ID: ss.ID, At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Session(ctx, a.ID, ss2.ID); err != nil || !got.UpdatedAt.Equal(now.Add(time.Second).Truncate(time.Microsecond)) {
+		t.Fatalf("touched session = %+v, %v", got, err)
 	}
 	list, err := s.ListSessions(ctx, a.ID, ag.ID)
 	if err != nil || len(list) != 2 || list[0].ID != ss.ID || list[1].ParentID != ss.ID {
