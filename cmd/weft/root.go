@@ -70,6 +70,7 @@ WEFT_MODEL sets the default model.`,
 		newToolCmd(e),
 		newKBCmd(e),
 		newAdminCmd(e),
+		newKeyCmd(e),
 	)
 	return root
 }

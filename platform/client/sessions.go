@@ -84,8 +84,18 @@ func (c *Client) CreateKey(ctx context.Context, name, tenant string) (APIKey, er
 // ListKeys lists the caller's tenant's API keys, without their secrets
 // (admin keys only).
 func (c *Client) ListKeys(ctx context.Context) ([]APIKey, error) {
+	return c.ListTenantKeys(ctx, "")
+}
+
+// ListTenantKeys lists the API keys of the tenant named (or with the id)
+// tenant, without their secrets; "" means the caller's (admin keys only).
+func (c *Client) ListTenantKeys(ctx context.Context, tenant string) ([]APIKey, error) {
+	path := "/v1/api-keys"
+	if tenant != "" {
+		path += "?tenant=" + url.QueryEscape(tenant)
+	}
 	var out []APIKey
-	err := c.do(ctx, http.MethodGet, "/v1/api-keys", nil, &out)
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
 
