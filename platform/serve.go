@@ -212,8 +212,22 @@ func run(ctx context.Context, o Options) error {
 		log.Info("generated the key tenant secrets are encrypted under", "path", filepath.Join(o.DataDir, secrets.KeyFile))
 	}
 
+	tel, err := startTelemetry(ctx, o.Getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush what is buffered, within bounds.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tel.close(fctx); err != nil {
+			log.Warn("opentelemetry export not flushed", "err", redact.URLs(err.Error()))
+		}
+	}()
+
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log,
-		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey}
+		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
+		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}
@@ -222,6 +236,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer srv.Close()
+	tel.gatherer.bind(srv.metrics.reg)
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -241,7 +256,8 @@ func run(ctx context.Context, o Options) error {
 	if rdb != nil {
 		store += " + Redis sessions"
 	}
-	log.Info("weft serve listening", "addr", ln.Addr().String(), "stores", store, "default_model", model)
+	log.Info("weft serve listening", "addr", ln.Addr().String(), "stores", store, "default_model", model,
+		"otel_traces", otelSignalOn(o.Getenv, "TRACES"), "otel_metrics", otelSignalOn(o.Getenv, "METRICS"))
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/llm"
@@ -75,6 +77,11 @@ type Config struct {
 	// Ingestion bounds document ingestion: workers, per-tenant concurrency
 	// and the loader's limits.
 	Ingestion IngestOptions
+	// TracerProvider and MeterProvider receive the server's spans and
+	// OpenTelemetry metrics (see telemetry.go); nil means none. weft serve
+	// sets them from the OTEL_* variables.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 	// Instance names this server process in session leases (see
 	// memory.Lease): stable across restarts, distinct between replicas
 	// that share a store. weft serve keeps it in <data dir>/instance.id
@@ -93,6 +100,7 @@ type Server struct {
 	mux      *http.ServeMux
 	limiter  Limiter
 	metrics  *metrics
+	otel     *otelInstruments
 	bus      *bus
 
 	keys   *cache[meta.APIKey]
@@ -159,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(),
+		otel:     newOtelInstruments(cfg.TracerProvider, cfg.MeterProvider),
 		models:   map[string]*llm.Model{},
 		turns:    newTurnRegistry(),
 	}
@@ -343,12 +352,14 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		r, span := s.otel.serverSpan(r, route)
 		h.ServeHTTP(sw, r)
 		d := time.Since(start)
 		code := sw.status
 		if code == 0 {
 			code = http.StatusOK
 		}
+		endServerSpan(span, code)
 		s.metrics.observeRequest(route, code, d)
 		level := slog.LevelDebug
 		attrs := []any{"request_id", requestID(r.Context()), "route", route, "status", code, "duration_ms", float64(d.Microseconds()) / 1000}
