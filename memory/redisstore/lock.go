@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/internal/lease"
 )
@@ -14,7 +16,8 @@ import (
 // Lock implements [memory.Locker] with a lease: SET NX PX with a token
 // "<owner>/<random>", renewed by a heartbeat every TTL/3 while the lock is
 // held, and released by a script that deletes the key only while it still
-// holds that token. The lock's key is also added to the owner's set
+// holds that token. Taking and releasing are one round trip each, and the
+// release does not hold its caller. The lock's key is also added to the owner's set
 // (<prefix>:owner:<len>:<owner>) so that [Store.Drop] can find it. A waiter
 // retries with a backoff from 2 ms up to 100 ms until the lease is free or
 // ctx ends. A waiter in the process that releases the lock is woken at once.
@@ -25,19 +28,28 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 	}
 	lk := s.keys(key).lock
 	token := lease.Token(l.Owner)
+	owners := s.ownerKey(l.Owner)
 	err = lease.Acquire(ctx, &s.wakeups, lk, func() (bool, error) {
-		return s.client.SetNX(ctx, lk, token, ttl).Result()
+		if l.Owner == "" {
+			return s.client.SetNX(ctx, lk, token, ttl).Result()
+		}
+		// One round trip: the lease, and its key in the owner's set for
+		// Drop (best effort: without it the lease still lapses after ttl;
+		// a key added by an attempt that lost is harmless, as Drop deletes
+		// only leases whose token is the owner's).
+		var set *redis.BoolCmd
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			set = p.SetNX(ctx, lk, token, ttl)
+			p.SAdd(ctx, owners, lk)
+			return nil
+		})
+		return set.Val(), err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
 		}
 		return nil, fail("lock", key, err)
-	}
-	owners := s.ownerKey(l.Owner)
-	if l.Owner != "" {
-		// Best effort: without it the lease still lapses after ttl.
-		_ = s.client.SAdd(ctx, owners, lk).Err()
 	}
 	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
 	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
@@ -48,7 +60,13 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 	return func() {
 		once.Do(func() {
 			stop()
-			s.unlock(lk, token, owners, l.Owner != "")
+			// The turn does not wait for the release: it is one round
+			// trip, after which this process's waiters are woken.
+			s.releases.Add(1)
+			go func() {
+				defer s.releases.Done()
+				s.unlock(lk, token, owners, l.Owner != "")
+			}()
 		})
 	}, nil
 }
@@ -62,9 +80,15 @@ func (s *Store) ownerKey(owner string) string {
 func (s *Store) unlock(lock, token, owners string, owned bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err()
-	if owned {
-		_ = s.client.SRem(ctx, owners, lock).Err()
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		unlockScript.EvalSha(ctx, p, []string{lock}, token)
+		if owned {
+			p.SRem(ctx, owners, lock)
+		}
+		return nil
+	})
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err() // loads the script
 	}
 	s.wakeups.Wake(lock)
 }

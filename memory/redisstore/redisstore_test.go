@@ -137,6 +137,15 @@ func TestOneRoundTrip(t *testing.T) {
 			return err
 		})
 	}
+	// A turn's lock: one round trip to take (with the owner's set), one
+	// to release (counted once Close has waited for it).
+	var release func()
+	count("Lock", func() error {
+		var err error
+		release, err = s.Lock(ctx, key, memory.Lease{Owner: "roundtrips"})
+		return err
+	})
+	count("release", func() error { release(); return s.Close() })
 }
 
 // naiveLoad is the layout the package doc warns about: a ZSET of sequence

@@ -59,6 +59,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -80,6 +81,8 @@ type Store struct {
 	prefix  string
 	ttl     time.Duration
 	wakeups lease.Wakeups
+	// releases counts lock releases in flight; Close waits for them.
+	releases sync.WaitGroup
 }
 
 var (
@@ -139,8 +142,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the client if the store opened it.
+// Close waits for lock releases in flight and closes the client if the
+// store opened it.
 func (s *Store) Close() error {
+	s.releases.Wait()
 	if s.owned {
 		return s.client.Close()
 	}
