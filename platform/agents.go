@@ -165,9 +165,12 @@ func checkModelSpec(field, spec string) *apiError {
 	return nil
 }
 
-// validateAgentRefs checks that the ids an agent refers to exist in its
-// tenant.
+// validateAgentRefs resolves the names among an agent's references to ids
+// and checks that they exist in its tenant.
 func (s *Server) validateAgentRefs(r *http.Request, a *meta.Agent) *apiError {
+	if e := s.resolveNames(r.Context(), a); e != nil {
+		return e
+	}
 	for _, id := range a.DelegateAgentIDs {
 		if id == a.ID {
 			return invalid("field \"delegate_agent_ids\": an agent cannot delegate to itself")
