@@ -79,4 +79,3 @@ func mapRefs(refs []string, ids map[string]string) {
 		}
 	}
 }
-
