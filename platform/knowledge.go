@@ -13,9 +13,7 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
-	"github.com/weftlabs/weft/rag/keyword"
 	"github.com/weftlabs/weft/rag/loader"
-	"github.com/weftlabs/weft/rag/vector"
 	"github.com/weftlabs/weft/tokens"
 )
 
@@ -41,7 +39,11 @@ type kbStore interface {
 type knowledge struct {
 	s       *Server
 	store   kbStore
+	backend kbBackend
 	uploads *ingestion
+
+	// dims caches the embedding dimension of each model spec, probed once.
+	dims sync.Map // string → int
 
 	// mu guards kbs only; it is never held across loading, so recall on
 	// one knowledge base never waits for another's rebuild.
@@ -61,13 +63,18 @@ type kbLoad struct {
 // kbHandle is one knowledge base, ready to ingest and recall.
 type kbHandle struct {
 	kb       meta.KnowledgeBase
-	index    *rag.EmbeddedIndex
+	index    kbIndex
 	ingester *rag.Ingester
 	embedder rag.Embedder // nil when keyword-only
 }
 
-func newKnowledge(s *Server, store kbStore) *knowledge {
-	k := &knowledge{s: s, store: store, kbs: map[string]*kbLoad{}}
+// maxHandles bounds the knowledge-base handles a server keeps when its
+// backend holds no index in memory (PostgreSQL): beyond it, a finished
+// handle is dropped, to be reopened cheaply on its next use.
+const maxHandles = 1024
+
+func newKnowledge(s *Server, store kbStore, backend kbBackend) *knowledge {
+	k := &knowledge{s: s, store: store, backend: backend, kbs: map[string]*kbLoad{}}
 	k.uploads = newIngestion(k, store, s.cfg.Ingestion)
 	k.uploads.start()
 	return k
@@ -83,6 +90,9 @@ func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	k.mu.Lock()
 	l, ok := k.kbs[key]
 	if !ok {
+		if k.backend.bounded() && len(k.kbs) >= maxHandles {
+			k.evictOne()
+		}
 		l = &kbLoad{done: make(chan struct{})}
 		k.kbs[key] = l
 	}
@@ -110,10 +120,22 @@ func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	}
 }
 
+// evictOne drops one loaded handle (any). k.mu is held.
+func (k *knowledge) evictOne() {
+	for key, l := range k.kbs {
+		select {
+		case <-l.done:
+			delete(k.kbs, key)
+			return
+		default:
+		}
+	}
+}
+
 // load builds a knowledge base's handle.
 func (k *knowledge) load(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle, error) {
 	var embedder rag.Embedder
-	var vecIndex vector.Index
+	dim := 0
 	if kb.EmbeddingModel != "" {
 		m, err := k.s.model(kb.EmbeddingModel)
 		if err != nil {
@@ -124,47 +146,23 @@ func (k *knowledge) load(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 			return nil, err
 		}
 		embedder = me
-		probe, err := m.Embed(ctx, &llm.EmbedRequest{Inputs: []string{"dimension probe"}})
-		if err != nil || len(probe.Vectors) != 1 {
-			return nil, fmt.Errorf("knowledge base %q: embedding model %s: %w", kb.Name, kb.EmbeddingModel, err)
+		if d, ok := k.dims.Load(kb.EmbeddingModel); ok {
+			dim = d.(int)
+		} else {
+			probe, err := m.Embed(ctx, &llm.EmbedRequest{Inputs: []string{"dimension probe"}})
+			if err == nil && (len(probe.Vectors) != 1 || len(probe.Vectors[0]) == 0) {
+				err = errors.New("the dimension probe returned no vector")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("knowledge base %q: embedding model %s: %w", kb.Name, kb.EmbeddingModel, err)
+			}
+			dim = len(probe.Vectors[0])
+			k.dims.Store(kb.EmbeddingModel, dim)
 		}
-		vecIndex = vector.NewFlat(len(probe.Vectors[0]))
 	}
-	kwIndex := keyword.New()
-	index, err := rag.NewEmbeddedIndex(vecIndex, kwIndex)
+	index, err := k.backend.open(ctx, kb, dim)
 	if err != nil {
-		return nil, err
-	}
-	durable := k.store.Chunks(kb.TenantID, kb.ID)
-	var batch []rag.Chunk
-	var vecs [][]float32
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		var v [][]float32
-		if vecIndex != nil {
-			v = vecs
-		}
-		err := index.Upsert(ctx, batch, v)
-		batch, vecs = batch[:0], vecs[:0]
-		return err
-	}
-	err = durable.All(ctx, func(c rag.Chunk, v []float32) error {
-		if vecIndex != nil && len(v) != vecIndex.Dim() {
-			return fmt.Errorf("chunk %s has a %d-dimension vector; the embedding model makes %d", c.ID, len(v), vecIndex.Dim())
-		}
-		batch, vecs = append(batch, c), append(vecs, v)
-		if len(batch) == 256 {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("knowledge base %q: rebuild indexes: %w", kb.Name, err)
+		return nil, fmt.Errorf("knowledge base %q: %w", kb.Name, err)
 	}
 	splitter, err := rag.NewSplitter(rag.WithChunkSize(kb.ChunkSize), rag.WithOverlap(kb.ChunkOverlap), rag.WithCounter(tokens.Estimator{}))
 	if err != nil {
@@ -174,7 +172,7 @@ func (k *knowledge) load(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	if embedder != nil {
 		opts = append(opts, rag.WithEmbedder(embedder))
 	}
-	ing, err := rag.NewIngester(teeIndex{durable, index}, opts...)
+	ing, err := rag.NewIngester(index, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -185,38 +183,6 @@ func (k *knowledge) forget(tenant, id string) {
 	k.mu.Lock()
 	delete(k.kbs, tenant+"\x00"+id)
 	k.mu.Unlock()
-}
-
-// teeIndex writes to the durable chunk table first, then to the embedded
-// indexes, so that what the indexes hold is always recoverable.
-type teeIndex struct {
-	durable  *meta.Chunks
-	embedded *rag.EmbeddedIndex
-}
-
-func (t teeIndex) Upsert(ctx context.Context, chunks []rag.Chunk, vectors [][]float32) error {
-	if err := t.durable.Upsert(ctx, chunks, vectors); err != nil {
-		return err
-	}
-	return t.embedded.Upsert(ctx, chunks, vectors)
-}
-
-func (t teeIndex) ChunkIDs(ctx context.Context, documentID string) ([]string, error) {
-	return t.durable.ChunkIDs(ctx, documentID)
-}
-
-func (t teeIndex) Delete(ctx context.Context, ids ...string) error {
-	if err := t.durable.Delete(ctx, ids...); err != nil {
-		return err
-	}
-	return t.embedded.Delete(ctx, ids...)
-}
-
-func (t teeIndex) DeleteDocument(ctx context.Context, documentID string) error {
-	if err := t.durable.DeleteDocument(ctx, documentID); err != nil {
-		return err
-	}
-	return t.embedded.DeleteDocument(ctx, documentID)
 }
 
 // recall implements knowledgeService: it recalls from the agent's knowledge
@@ -259,20 +225,27 @@ func (k *knowledge) recall(ctx context.Context, agent meta.Agent, query string, 
 
 // retriever returns the knowledge base's retriever for a retrieval mode.
 // minScore applies to each member on its own scale (cosine similarity,
-// BM25) before fusion, where scores are comparable. Retrievers are cheap
-// views over the indexes, made per call.
+// BM25 or ts_rank_cd) before fusion, where scores are comparable.
+// Retrievers are cheap views over the index, made per call. When the index
+// cannot search vectors (PostgreSQL without pgvector), hybrid recall runs
+// keyword-only and says why in its Describe; vector mode fails.
 func (h *kbHandle) retriever(mode string, topK int, minScore float64) (rag.Retriever, error) {
-	opts := []rag.RetrieveOption{rag.InCollection(h.kb.ID), rag.TopK(topK), rag.MinScore(minScore)}
-	kr, err := rag.NewKeywordRetriever(h.index.Keywords(), h.index, opts...)
+	opts := []rag.RetrieveOption{rag.TopK(topK), rag.MinScore(minScore)}
+	kr, err := h.index.keywordRetriever(opts)
 	if err != nil {
 		return nil, err
 	}
 	if mode == "keyword" || h.embedder == nil {
 		return kr, nil
 	}
-	vr, err := rag.NewVectorRetriever(h.index.Vectors(), h.embedder, h.index, opts...)
+	vr, err := h.index.vectorRetriever(h.embedder, opts)
 	if err != nil {
-		return nil, err
+		if mode == "vector" {
+			return nil, err
+		}
+		m := rag.NewHybrid(kr, nil)
+		m.Note = err.Error()
+		return m, nil
 	}
 	if mode == "vector" {
 		return vr, nil
@@ -426,6 +399,9 @@ func (k *knowledge) delete(w http.ResponseWriter, r *http.Request) {
 	if err := k.store.DeleteKB(r.Context(), kb.TenantID, kb.ID); err != nil {
 		writeError(w, asAPIError(err))
 		return
+	}
+	if err := k.backend.drop(r.Context(), kb.TenantID, kb.ID); err != nil {
+		k.s.log.WarnContext(r.Context(), "knowledge base deleted, but not its chunks", "knowledge_base", kb.ID, "err", err)
 	}
 	k.s.bus.publish(r.Context(), "kb", kb.TenantID, kb.ID)
 	w.WriteHeader(http.StatusNoContent)

@@ -225,7 +225,7 @@ func run(ctx context.Context, o Options) error {
 		}
 	}()
 
-	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log,
+	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider}
 	if rdb != nil {

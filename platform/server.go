@@ -46,6 +46,14 @@ type Config struct {
 	// DefaultEmbeddingModel embeds the chunks of knowledge bases created
 	// without an embedding_model; empty makes them keyword-only.
 	DefaultEmbeddingModel string
+	// KnowledgeURL, when set, is the PostgreSQL database (a pgx DSN) that
+	// keeps knowledge bases' chunks and searches them: pgvector HNSW
+	// (cosine) and full text, fused by reciprocal rank fusion, with no
+	// index in the replicas' memory, so every replica recalls what any
+	// ingested at once. Without pgvector, recall is keyword-only. Empty
+	// keeps chunks in the metadata store, indexed in each replica's memory.
+	// weft serve sets it to --postgres.
+	KnowledgeURL string
 	// OpenModel opens a model by spec; nil means provider.Open.
 	OpenModel func(spec string) (*llm.Model, error)
 	// Logger receives the server's structured logs; nil means slog.Default().
@@ -221,7 +229,15 @@ func New(cfg Config) (*Server, error) {
 		s.refValidators = append(s.refValidators, s.tools.validateToolRefs)
 	}
 	if ks, ok := cfg.Meta.(kbStore); ok {
-		k := newKnowledge(s, ks)
+		var backend kbBackend = embeddedBackend{ks}
+		if cfg.KnowledgeURL != "" {
+			pb, err := newPGBackend(context.Background(), cfg.KnowledgeURL, ks, cfg.Logger)
+			if err != nil {
+				return nil, fmt.Errorf("platform: %w", err)
+			}
+			backend = pb
+		}
+		k := newKnowledge(s, ks, backend)
 		s.knowledge = k
 		s.bus.subscribe("kb", k.forget)
 		s.refValidators = append(s.refValidators, k.validateKBRefs)
@@ -237,6 +253,7 @@ func (s *Server) Close() error {
 	s.touches.close()
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.uploads.close()
+		k.backend.close()
 	}
 	if s.tools != nil {
 		s.tools.close()

@@ -64,7 +64,7 @@ func (kb *KB) Upsert(ctx context.Context, chunks []rag.Chunk, vectors [][]float3
 				tokens = EXCLUDED.tokens, metadata = EXCLUDED.metadata, terms = EXCLUDED.terms, updated_at = now()`,
 			kb.id, c.ID, c.DocumentID, c.Index, cleanText(c.Text), c.Start, c.End, c.Tokens, string(meta), Terms(c.Text))
 		if withVectors {
-			b.Queue(`INSERT INTO `+kb.s.embeddings+` (kb, id, embedding) VALUES ($1, $2, $3::vector)
+			b.Queue(`INSERT INTO `+kb.s.embeddings+` (kb, id, embedding) VALUES ($1, $2, $3::`+kb.s.vec+`)
 				ON CONFLICT (kb, id) DO UPDATE SET embedding = EXCLUDED.embedding`,
 				kb.id, c.ID, vectorLiteral(vectors[i]))
 		}
@@ -209,11 +209,36 @@ func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := kb.s.pool.Query(ctx, kb.s.vectorQuery(), kb.id, vectorLiteral(v), f, k)
+	if kb.s.searchSettings == "" {
+		rows, err := kb.s.pool.Query(ctx, kb.s.vectorQuery(), kb.id, vectorLiteral(v), f, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
+		}
+		return split(collectHits(rows))
+	}
+	// One round trip: the settings and the search are sent as one batch,
+	// which runs as one implicit transaction, so the settings (local to
+	// it) apply to the search and end with it.
+	var b pgx.Batch
+	b.Queue(kb.s.searchSettings)
+	b.Queue(kb.s.vectorQuery(), kb.id, vectorLiteral(v), f, k)
+	br := kb.s.pool.SendBatch(ctx, &b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, nil, fmt.Errorf("pgstore: vector search settings: %w", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
 	}
-	return split(collectHits(rows))
+	chunks, scores, err := split(collectHits(rows))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
+	}
+	return chunks, scores, nil
 }
 
 // vectorQuery is searchVectors' SQL ($1 knowledge base, $2 vector, $3
@@ -222,10 +247,10 @@ func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[
 // does to break ties, would make PostgreSQL sort every row of the table.
 func (s *Store) vectorQuery() string {
 	return `SELECT id, document_id, idx, content, start_byte, end_byte, tokens, metadata, score FROM (
-		SELECT ` + chunkColumns + `, (1 - (e.embedding <=> $2::vector))::float8 AS score
+		SELECT ` + chunkColumns + `, (1 - (e.embedding ` + s.vecOp + ` $2::` + s.vec + `))::float8 AS score
 		FROM ` + s.embeddings + ` e JOIN ` + s.chunks + ` c ON c.kb = e.kb AND c.id = e.id
 		WHERE e.kb = $1 AND c.metadata @> $3::jsonb
-		ORDER BY e.embedding <=> $2::vector
+		ORDER BY e.embedding ` + s.vecOp + ` $2::` + s.vec + `
 		LIMIT $4) nearest
 		ORDER BY score DESC, id`
 }

@@ -93,3 +93,49 @@ func TestPgvectorSearchUsesHNSW(t *testing.T) {
 		t.Errorf("vector search does not use the HNSW index:\n%s", plan)
 	}
 }
+
+// TestPgvectorSelectiveFilterFindsK: two chunks of 5,000 match a filter,
+// and a vector search with a small candidate list (WithEfSearch(10)) still
+// returns both: pgvector 0.8's iterative index scan, set per search
+// in the same round trip as the search.
+func TestPgvectorSelectiveFilterFindsK(t *testing.T) {
+	t.Parallel()
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_URL")
+	if dsn == "" {
+		t.Skip("WEFT_TEST_POSTGRES_URL not set")
+	}
+	ctx := context.Background()
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "weft_kbtest_" + hex.EncodeToString(b[:])
+	s, err := Open(ctx, dsn, WithSchema(schema), WithDimensions(3), WithEfSearch(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer s.pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE") //nolint:errcheck // best effort
+	if err := s.VectorSearch(); err != nil {
+		t.Fatalf("pgvector must work where WEFT_TEST_POSTGRES_URL points: %v", err)
+	}
+	if !strings.Contains(s.searchSettings, "iterative_scan") || !strings.Contains(s.searchSettings, "'10'") {
+		t.Fatalf("search settings = %q", s.searchSettings)
+	}
+	for _, q := range []string{
+		`INSERT INTO ` + s.chunks + ` (kb, id, document_id, idx, content, start_byte, end_byte, tokens, terms, metadata)
+			SELECT 'kb', i::text, 'd', i, 'x', 0, 1, 1, 'x', CASE WHEN i % 1700 = 0 THEN '{"tag":"rare"}' ELSE '{}' END::jsonb FROM generate_series(1, 5000) i`,
+		`INSERT INTO ` + s.embeddings + ` (kb, id, embedding)
+			SELECT 'kb', i::text, ('[' || sin(i) || ',' || cos(i) || ',1]')::vector FROM generate_series(1, 5000) i`,
+		`ANALYZE ` + s.chunks, `ANALYZE ` + s.embeddings,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunks, _, err := s.KnowledgeBase("kb").searchVectors(ctx, []float32{1, 0, 0}, 5, map[string]string{"tag": "rare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 2 {
+		t.Fatalf("found %d of the 2 rare chunks", len(chunks))
+	}
+}

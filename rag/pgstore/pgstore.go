@@ -46,10 +46,14 @@
 // IF NOT EXISTS vector and creates the embeddings table with a vector(dim)
 // column and an HNSW index (vector_cosine_ops). Searches order by the <=>
 // cosine distance; a Source's Score is the cosine similarity, 1 − distance.
-// As with any pgvector HNSW search, a metadata filter is applied to the
-// index's candidates, so a selective filter can return fewer than k chunks;
-// raise hnsw.ef_search (or, with pgvector 0.8+, enable iterative index
-// scans) on the connection if that matters.
+// A metadata filter (and the knowledge base, when several share the tables)
+// is applied to the index's candidates; with pgvector 0.8+ every search
+// enables iterative index scans (hnsw.iterative_scan = relaxed_order, local
+// to the search), so a selective filter or a small knowledge base beside
+// large ones still finds k chunks; with older versions it can find fewer.
+// [WithEfSearch] sets hnsw.ef_search per search. pgvector's type and
+// operators are qualified by the schema the extension lives in, so the
+// connection's search_path need not include it.
 // Without pgvector the store runs keyword-only: [Store.VectorSearch] reports
 // "vector search unavailable: pgvector not installed", [KB.VectorRetriever]
 // returns an error wrapping [ErrNoVectorSearch], vectors given to Upsert are
@@ -93,9 +97,10 @@ var ErrNoVectorSearch = errors.New("vector search unavailable")
 type Option func(*config)
 
 type config struct {
-	schema string
-	prefix string
-	dims   int
+	schema   string
+	prefix   string
+	dims     int
+	efSearch int
 }
 
 // WithSchema puts the tables in schema, which is created if missing
@@ -111,6 +116,11 @@ func WithTablePrefix(p string) Option { return func(c *config) { c.prefix = p } 
 // embeddings table exists; opening with another is an error.
 func WithDimensions(n int) Option { return func(c *config) { c.dims = n } }
 
+// WithEfSearch sets hnsw.ef_search, the size of the candidate list of a
+// vector search (pgvector's default is 40): larger finds the exact nearest
+// neighbours more often, at more cost. It is set per query.
+func WithEfSearch(n int) Option { return func(c *config) { c.efSearch = n } }
+
 // Store is a PostgreSQL knowledge store. It is safe for concurrent use.
 type Store struct {
 	pool  *pgxpool.Pool
@@ -120,6 +130,16 @@ type Store struct {
 	chunks, embeddings, migrations string // sanitised, qualified table names
 
 	vectorErr error // nil when vector search works
+
+	// vec is the pgvector type, qualified by the extension's schema (so
+	// that it resolves whatever the connection's search_path), vecOp its
+	// cosine distance operator, vecOps the index's operator class.
+	vec, vecOp, vecOps string
+	// searchSettings is the set_config call that runs before each vector
+	// search (ef_search; iterative index scans with pgvector 0.8+, so that
+	// a knowledge base or filter that is a small part of the table still
+	// finds k chunks); empty when there is nothing to set.
+	searchSettings string
 }
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -330,15 +350,33 @@ func (s *Store) setUpVectors(ctx context.Context, tx pgx.Tx) error {
 			return err
 		}
 	}
+	var extSchema, extVersion string
+	if err := tx.QueryRow(ctx, `SELECT extnamespace::regnamespace::text, extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&extSchema, &extVersion); err != nil {
+		return fmt.Errorf("pgvector: %w", err)
+	}
+	// regnamespace's text is already a quoted identifier where needed.
+	s.vec = extSchema + ".vector"
+	s.vecOp = "OPERATOR(" + extSchema + ".<=>)"
+	s.vecOps = extSchema + ".vector_cosine_ops"
+	var settings []string
+	if s.cfg.efSearch > 0 {
+		settings = append(settings, fmt.Sprintf("set_config('hnsw.ef_search', '%d', true)", s.cfg.efSearch))
+	}
+	if versionAtLeast(extVersion, 0, 8) {
+		settings = append(settings, "set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+	}
+	if len(settings) > 0 {
+		s.searchSettings = "SELECT " + strings.Join(settings, ", ")
+	}
 	stmts := []string{
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS {embeddings} (
 			kb        TEXT NOT NULL,
 			id        TEXT NOT NULL,
-			embedding vector(%d) NOT NULL,
+			embedding %s(%d) NOT NULL,
 			PRIMARY KEY (kb, id),
 			FOREIGN KEY (kb, id) REFERENCES {chunks} (kb, id) ON DELETE CASCADE
-		)`, s.cfg.dims),
-		`CREATE INDEX IF NOT EXISTS {prefix}embeddings_hnsw ON {embeddings} USING hnsw (embedding vector_cosine_ops)`,
+		)`, s.vec, s.cfg.dims),
+		`CREATE INDEX IF NOT EXISTS {prefix}embeddings_hnsw ON {embeddings} USING hnsw (embedding ` + s.vecOps + `)`,
 	}
 	for _, stmt := range stmts {
 		if _, err := tx.Exec(ctx, s.expand(stmt)); err != nil {
@@ -350,8 +388,20 @@ func (s *Store) setUpVectors(ctx context.Context, tx pgx.Tx) error {
 		WHERE attrelid = $1::regclass AND attname = 'embedding'`, s.embeddings).Scan(&typ); err != nil {
 		return fmt.Errorf("embeddings table: %w", err)
 	}
-	if want := fmt.Sprintf("vector(%d)", s.cfg.dims); typ != want {
+	// format_type qualifies the type when its schema is not on the
+	// search_path.
+	if want := fmt.Sprintf("vector(%d)", s.cfg.dims); typ != want && !strings.HasSuffix(typ, "."+want) {
 		return fmt.Errorf("embeddings table holds %s, but the store was opened with %d dimensions: re-embed into a new table prefix or schema", typ, s.cfg.dims)
 	}
 	return nil
+}
+
+// versionAtLeast reports whether an extension version "major.minor[.patch]"
+// is at least major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	var ma, mi int
+	if _, err := fmt.Sscanf(v, "%d.%d", &ma, &mi); err != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
