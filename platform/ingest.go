@@ -3,14 +3,20 @@ package platform
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/rag/loader"
@@ -79,6 +85,9 @@ type ingestion struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	global chan struct{}
+
+	clientOnce sync.Once
+	client     *http.Client // see httpClient
 
 	mu      sync.Mutex
 	tenants map[string]*tenantSlots
@@ -311,11 +320,18 @@ func (q *ingestion) ingest(ctx context.Context, d meta.Document, data []byte) (s
 	if err != nil {
 		return meta.DocFailed, err.Error(), 0
 	}
-	doc, err := q.loader.Load(ctx, d.Name, bytes.NewReader(data))
+	ld := q.loader
+	if d.Format != "" {
+		ld = loader.New(append(slices.Clone(q.opts.Loader), loader.WithFormat(loader.Format(d.Format)))...)
+	}
+	doc, err := ld.Load(ctx, d.Name, bytes.NewReader(data))
 	if err != nil {
 		return meta.DocFailed, err.Error(), 0
 	}
 	doc.ID = d.ID
+	if d.SourceURL != "" {
+		doc.Source = d.SourceURL
+	}
 	results, err := h.ingester.Ingest(ctx, rag.DocumentInput(doc))
 	switch {
 	case err != nil:
@@ -328,18 +344,47 @@ func (q *ingestion) ingest(ctx context.Context, d meta.Document, data []byte) (s
 	return meta.DocReady, "", results[0].Chunks
 }
 
+// Upload outcomes, in the answer to an upload.
+const (
+	// outcomeAdded: a document of a new name.
+	outcomeAdded = "added"
+	// outcomeReplaced: a new version of a document; its old chunks are
+	// replaced once the new version is indexed.
+	outcomeReplaced = "replaced"
+	// outcomeUnchanged: the same content as the stored version (ready or
+	// still being indexed): nothing was done.
+	outcomeUnchanged = "unchanged"
+)
+
+// uploadAnswer is the answer to an upload: the document and what the
+// upload did to it.
+type uploadAnswer struct {
+	meta.Document
+	// Outcome is outcomeAdded, outcomeReplaced or outcomeUnchanged.
+	Outcome string `json:"outcome"`
+	// ReplacedChunks is the chunk count of the version replaced.
+	ReplacedChunks int `json:"replaced_chunks,omitempty"`
+}
+
 // upload: POST /v1/knowledge-bases/{id}/documents, multipart (file) or
-// JSON {name, content}; 202 with the queued document.
+// JSON {name, content} or {url, name?}; 202 with the queued document, or
+// 200 with the stored one when its content is unchanged.
 func (k *knowledge) upload(w http.ResponseWriter, r *http.Request) {
 	kb, e := k.kbOf(r)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	name, data, e := readUpload(w, r)
+	up, e := readUpload(w, r)
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	if up.url != "" {
+		if e := k.uploads.fetch(r.Context(), &up); e != nil {
+			writeError(w, e)
+			return
+		}
 	}
 	// Opening the knowledge base first answers 503 at once when its
 	// embedding model is unavailable.
@@ -347,68 +392,193 @@ func (k *knowledge) upload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err))
 		return
 	}
+	sum := sha256.Sum256(up.data)
 	now := time.Now().UTC()
-	doc := meta.Document{ID: rag.DocumentID(name), TenantID: kb.TenantID, KBID: kb.ID, Name: name, Status: meta.DocQueued, Bytes: int64(len(data)), CreatedAt: now, UpdatedAt: now}
+	doc := meta.Document{ID: rag.DocumentID(up.name), TenantID: kb.TenantID, KBID: kb.ID, Name: up.name, Status: meta.DocQueued,
+		Bytes: int64(len(up.data)), ContentHash: hex.EncodeToString(sum[:]), SourceURL: up.url, Format: up.format, CreatedAt: now, UpdatedAt: now}
+	answer := uploadAnswer{Outcome: outcomeAdded}
 	if prev, err := k.store.Document(r.Context(), kb.TenantID, kb.ID, doc.ID); err == nil {
+		if prev.ContentHash == doc.ContentHash && prev.Format == doc.Format && prev.SourceURL == doc.SourceURL && prev.Status != meta.DocFailed {
+			writeJSON(w, http.StatusOK, uploadAnswer{Document: prev, Outcome: outcomeUnchanged})
+			return
+		}
 		doc.CreatedAt = prev.CreatedAt
+		answer.Outcome, answer.ReplacedChunks = outcomeReplaced, prev.Chunks
 	}
-	if err := k.uploads.put(r.Context(), doc, data); err != nil {
+	if err := k.uploads.put(r.Context(), doc, up.data); err != nil {
 		writeError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, doc)
+	answer.Document = doc
+	writeJSON(w, http.StatusAccepted, answer)
+}
+
+// upload is a document as the request gave it.
+type upload struct {
+	name string
+	data []byte
+	// url, when set, is where to fetch the document from (data is empty
+	// until then); format is the loader format of data when the name does
+	// not tell.
+	url, format string
 }
 
 // readUpload reads a document from a multipart form (field "file") or a
-// JSON body {name, content}.
-func readUpload(w http.ResponseWriter, r *http.Request) (string, []byte, *apiError) {
+// JSON body {name, content} or {url, name?}.
+func readUpload(w http.ResponseWriter, r *http.Request) (upload, *apiError) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+64<<10)
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 		if err := r.ParseMultipartForm(8 << 20); err != nil {
 			var maxErr *http.MaxBytesError
 			if errors.As(err, &maxErr) {
-				return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+				return upload{}, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
 			}
-			return "", nil, invalid("malformed multipart body: %v", err)
+			return upload{}, invalid("malformed multipart body: %v", err)
 		}
 		f, fh, err := r.FormFile("file")
 		if err != nil {
-			return "", nil, invalid("field \"file\" is required in a multipart upload")
+			return upload{}, invalid("field \"file\" is required in a multipart upload")
 		}
 		defer f.Close()
 		data, err := io.ReadAll(io.LimitReader(f, MaxUploadBytes+1))
 		if err != nil {
-			return "", nil, invalid("reading the upload: %v", err)
+			return upload{}, invalid("reading the upload: %v", err)
 		}
 		if len(data) > MaxUploadBytes {
-			return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+			return upload{}, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
 		}
 		name := fh.Filename
 		if n := r.FormValue("name"); n != "" {
 			name = n
 		}
 		if name == "" {
-			return "", nil, invalid("field \"name\": the upload has no file name")
+			return upload{}, invalid("field \"name\": the upload has no file name")
 		}
 		if e := checkText("name", name); e != nil {
-			return "", nil, e
+			return upload{}, e
 		}
-		return name, data, nil
+		return upload{name: name, data: data}, nil
 	}
 	var req struct {
 		Name    string `json:"name"`
 		Content string `json:"content"`
+		URL     string `json:"url"`
 	}
 	if e := decodeBody(r.Body, &req); e != nil {
-		return "", nil, e
+		return upload{}, e
+	}
+	if req.URL != "" {
+		if req.Content != "" {
+			return upload{}, invalid("fields \"url\" and \"content\": give one, not both")
+		}
+		u, err := url.Parse(strings.TrimSpace(req.URL))
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return upload{}, invalid("field \"url\": want an http or https URL")
+		case u.User != nil:
+			return upload{}, invalid("field \"url\": credentials in the URL are not accepted")
+		}
+		u.Fragment, u.RawFragment = "", ""
+		name := strings.TrimSpace(req.Name)
+		if name == "" {
+			name = u.String()
+		}
+		if e := checkText("name", name); e != nil {
+			return upload{}, e
+		}
+		return upload{name: name, url: u.String()}, nil
 	}
 	if strings.TrimSpace(req.Name) == "" {
-		return "", nil, invalid("field \"name\" is required")
+		return upload{}, invalid("field \"name\" is required")
 	}
 	if len(req.Content) > MaxUploadBytes {
-		return "", nil, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
+		return upload{}, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "document exceeds the limit of %d bytes", MaxUploadBytes)
 	}
-	return strings.TrimSpace(req.Name), []byte(req.Content), nil
+	return upload{name: strings.TrimSpace(req.Name), data: []byte(req.Content)}, nil
+}
+
+// fetchTimeout bounds fetching a document from a URL, body included.
+const fetchTimeout = 30 * time.Second
+
+// fetchFormats maps the media types of fetched documents to the loader
+// format their content is stored in; others are detected from the name and
+// the content.
+var fetchFormats = map[string]loader.Format{
+	"text/html": loader.HTML, "application/xhtml+xml": loader.HTML,
+	"text/markdown": loader.Markdown, "text/x-markdown": loader.Markdown,
+	"text/plain": loader.Text, "application/pdf": loader.PDF,
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": loader.DOCX,
+	"text/csv": loader.CSV, "application/json": loader.JSON,
+}
+
+// fetch downloads up.url through the outbound guard, at most
+// MaxUploadBytes (enforced while reading), into up.data. A web page is
+// converted to Markdown here, so that its content hash, and with it the
+// unchanged check, follows the text rather than the markup around it.
+func (q *ingestion) fetch(ctx context.Context, up *upload) *apiError {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, up.url, nil)
+	if err != nil {
+		return invalid("field \"url\": %v", err)
+	}
+	req.Header.Set("Accept", "text/html, application/xhtml+xml, text/markdown, text/plain;q=0.9, */*;q=0.5")
+	req.Header.Set("User-Agent", "weft (knowledge-base ingestion)")
+	resp, err := q.httpClient().Do(req)
+	if err != nil {
+		var blocked *netguard.BlockedError
+		if errors.As(err, &blocked) {
+			return invalid("field \"url\": %v", blocked)
+		}
+		return invalid("fetching %s: %v", up.url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return invalid("fetching %s: %s", up.url, resp.Status)
+	}
+	tooLarge := errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%s exceeds the limit of %d bytes", up.url, MaxUploadBytes)
+	if resp.ContentLength > MaxUploadBytes {
+		return tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxUploadBytes+1))
+	if err != nil {
+		return invalid("fetching %s: %v", up.url, err)
+	}
+	if len(data) > MaxUploadBytes {
+		return tooLarge
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	format := fetchFormats[mt]
+	if format == loader.HTML {
+		md, err := q.htmlToMarkdown(ctx, up.url, data)
+		if err != nil {
+			return invalid("%v", err)
+		}
+		data, format = md, loader.Markdown
+	}
+	up.data, up.format = data, string(format)
+	return nil
+}
+
+// htmlToMarkdown renders a web page as Markdown with the HTML loader (under
+// its limits), its title as the first heading.
+func (q *ingestion) htmlToMarkdown(ctx context.Context, name string, page []byte) ([]byte, error) {
+	ld := loader.New(append(slices.Clone(q.opts.Loader), loader.WithFormat(loader.HTML))...)
+	doc, err := ld.Load(ctx, name, bytes.NewReader(page))
+	if err != nil {
+		return nil, err
+	}
+	text := doc.Text
+	if title := doc.Metadata[rag.MetaTitle]; title != "" && !strings.HasPrefix(text, "# ") {
+		text = "# " + strings.Join(strings.Fields(title), " ") + "\n\n" + text
+	}
+	return []byte(text), nil
+}
+
+// httpClient is the client of fetches: through the server's outbound guard.
+func (q *ingestion) httpClient() *http.Client {
+	q.clientOnce.Do(func() { q.client = q.k.s.guard.Client() })
+	return q.client
 }
 
 func (k *knowledge) documents(w http.ResponseWriter, r *http.Request) {

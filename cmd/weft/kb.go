@@ -236,7 +236,22 @@ func newKBDocsCmd(e *env, r *remoteFlags) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", d.Name, d.ID, status, d.Chunks, d.Bytes, when(d.UpdatedAt))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// The table cuts errors to a line; the failures follow whole.
+			first := true
+			for _, d := range docs {
+				if d.Status != client.DocumentFailed || d.Error == "" {
+					continue
+				}
+				if first {
+					fmt.Fprintln(e.stdout, "\nErrors:")
+					first = false
+				}
+				fmt.Fprintf(e.stdout, "  %s: %s\n", d.Name, strings.TrimSpace(d.Error))
+			}
+			return nil
 		},
 	}
 }
@@ -309,8 +324,8 @@ func newKBIngestCmd(e *env, r *remoteFlags) *cobra.Command {
 		concurrency      int
 	)
 	cmd := &cobra.Command{
-		Use:   "ingest KB PATH...",
-		Short: "Upload files and folders into a knowledge base and wait until they are indexed",
+		Use:   "ingest KB PATH|URL...",
+		Short: "Upload files, folders and web pages into a knowledge base and wait until they are indexed",
 		Long: `Upload documents into a knowledge base, then wait until the server has indexed
 them, showing progress. A folder is read recursively; its documents are named
 by their path inside it ("go/src" holding fmt/doc.go and strconv/doc.go gives
@@ -318,11 +333,16 @@ two documents, "fmt/doc.go" and "strconv/doc.go"); a file given directly is
 named by its base name. --include and --exclude filter a folder's files by
 glob patterns, matched against the relative path and against the base name.
 The file's extension tells the server how to read it (.txt, .md, .html, .pdf,
-…); a name uploaded before replaces that document. Uploads run --concurrency
-at a time and wait out the server's rate limit (429 Retry-After). The command
-fails if any document fails, saying which and why.`,
+…). An http or https URL is fetched by the server (through its outbound
+guard; a web page becomes Markdown) and named by the URL. Each document is
+reported as added, replaced (a name uploaded before: its old chunks give way
+to the new ones) or unchanged (the same content as the stored version,
+which the server recognises by its hash and does not ingest again). Uploads
+run --concurrency at a time and wait out the server's rate limit (429
+Retry-After). The command fails if any document fails, saying which and why.`,
 		Example: `  weft kb ingest handbook docs/*.md policies.pdf
-  weft kb ingest gosrc /usr/lib/go/src --include '*.go' --exclude '*_test.go' --exclude 'testdata/*'`,
+  weft kb ingest gosrc /usr/lib/go/src --include '*.go' --exclude '*_test.go' --exclude 'testdata/*'
+  weft kb ingest handbook https://example.com/shipping.html`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if progress != "auto" && progress != "bar" && progress != "plain" {
@@ -382,10 +402,16 @@ fails if any document fails, saying which and why.`,
 	return cmd
 }
 
-// localFile is a file to upload.
+// localFile is a file to upload, or a URL for the server to fetch.
 type localFile struct {
 	path, name string
 	size       int64
+	url        string
+}
+
+// isURL reports whether a PATH argument is a web address.
+func isURL(arg string) bool {
+	return strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://")
 }
 
 // collectFiles lists the files to upload: files as given, named by their
@@ -408,6 +434,10 @@ func collectFiles(paths, include, exclude []string) ([]localFile, int64, error) 
 		return false
 	}
 	for _, p := range paths {
+		if isURL(p) {
+			out = append(out, localFile{url: p, name: p})
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, 0, err
@@ -548,7 +578,7 @@ func (in *ingestion) run(cmd *cobra.Command, files []localFile, total int64) ([]
 				d = client.Document{Name: f.name, Status: client.DocumentFailed, Error: remoteError(err, in.c).Error()}
 				in.linef("failed   %s: %s", f.name, d.Error)
 			} else {
-				in.linef("uploaded %s (%s)", f.name, byteCount(f.size))
+				in.report(f, d)
 			}
 			uploaded[i] = d
 		})
@@ -576,10 +606,33 @@ func (in *ingestion) run(cmd *cobra.Command, files []localFile, total int64) ([]
 	return docs, in.wait(cmd.Context(), docs)
 }
 
+// report says what an upload did: added, replaced (with the old version's
+// chunk count) or unchanged.
+func (in *ingestion) report(f localFile, d client.Document) {
+	name, size := f.name, byteCount(f.size)
+	if f.url != "" {
+		name, size = d.Name, byteCount(d.Bytes)
+		if d.Name != f.url {
+			name += " (" + f.url + ")"
+		}
+	}
+	switch d.Outcome {
+	case client.OutcomeUnchanged:
+		in.linef("unchanged %s: the same content is already %s", name, d.Status)
+	case client.OutcomeReplaced:
+		in.linef("replaced %s (%s; %s)", name, size, plural(d.ReplacedChunks, "old chunk"))
+	default:
+		in.linef("added    %s (%s)", name, size)
+	}
+}
+
 // upload sends one file, counting its bytes on bar when there is one. The
 // file goes to the client as an *os.File, which it can rewind to retry a
-// rate-limited upload.
+// rate-limited upload. A URL is fetched by the server.
 func (in *ingestion) upload(ctx context.Context, f localFile, bar *progressbar.ProgressBar) (client.Document, error) {
+	if f.url != "" {
+		return in.c.IngestURL(ctx, in.kb.ID, f.url, "")
+	}
 	file, err := os.Open(f.path)
 	if err != nil {
 		return client.Document{}, err

@@ -78,7 +78,7 @@ func TestKBIngestFolder(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if got := strings.Count(r.stdout, "uploaded "); got != n {
+	if got := strings.Count(r.stdout, "added "); got != n {
 		t.Errorf("%d uploads reported, want %d: %q", got, n, r.stdout)
 	}
 	docs, err := p.c.ListDocuments(t.Context(), mustKB(t, p, "src"))

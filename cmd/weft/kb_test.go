@@ -75,7 +75,7 @@ func TestKBIngestAndSearch(t *testing.T) {
 	if r.code != exitFailure || r.stderr != "weft: 1 of 3 documents failed: blob.txt\n" {
 		t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"uploaded returns.md (", "uploaded blob.txt", "ready    returns.md: 1 chunk\n", "ready    shipping.md: 1 chunk\n", "failed   blob.txt: "} {
+	for _, want := range []string{"added    returns.md (", "added    blob.txt", "ready    returns.md: 1 chunk\n", "ready    shipping.md: 1 chunk\n", "failed   blob.txt: "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout %q lacks %q", r.stdout, want)
 		}

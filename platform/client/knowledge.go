@@ -56,13 +56,35 @@ type Document struct {
 	Name            string `json:"name"`
 	// Status is one of DocumentQueued, DocumentIndexing, DocumentReady and
 	// DocumentFailed; Error says why when it failed.
-	Status    string    `json:"status"`
-	Error     string    `json:"error,omitzero"`
-	Chunks    int       `json:"chunks"`
-	Bytes     int64     `json:"bytes"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitzero"`
+	Chunks int    `json:"chunks"`
+	Bytes  int64  `json:"bytes"`
+	// ContentHash is the SHA-256 (hex) of the stored content.
+	ContentHash string `json:"content_hash,omitzero"`
+	// SourceURL is where a document ingested from the web was fetched.
+	SourceURL string    `json:"source_url,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Outcome, in the answer to an upload only, says what it did: one of
+	// OutcomeAdded, OutcomeReplaced and OutcomeUnchanged.
+	Outcome string `json:"outcome,omitzero"`
+	// ReplacedChunks is, when Outcome is OutcomeReplaced, the chunk count
+	// of the version replaced.
+	ReplacedChunks int `json:"replaced_chunks,omitzero"`
 }
+
+// The outcomes of an upload (Document.Outcome).
+const (
+	// OutcomeAdded: a document of a new name, queued.
+	OutcomeAdded = "added"
+	// OutcomeReplaced: a new version of a document, queued; its old chunks
+	// are replaced once it is indexed.
+	OutcomeReplaced = "replaced"
+	// OutcomeUnchanged: the same content as the stored version; nothing was
+	// done and the document is answered as it is.
+	OutcomeUnchanged = "unchanged"
+)
 
 // Done reports whether the document's ingestion has ended, ready or failed.
 func (d Document) Done() bool { return d.Status == DocumentReady || d.Status == DocumentFailed }
@@ -213,6 +235,29 @@ func (c *Client) UploadDocument(ctx context.Context, kb, name string, r io.Reade
 		return out, fmt.Errorf("client: upload %s: decode answer: %w", name, err)
 	}
 	return out, nil
+}
+
+// IngestURL has the server fetch the document at url (http or https)
+// through its outbound guard, a web page converted to Markdown, into the
+// knowledge base kb (POST /v1/knowledge-bases/{id}/documents {url, name}).
+// The document is named name, or by the URL when name is empty. Like
+// [Client.UploadDocument] it answers the document queued, or as it is
+// when its content is unchanged (Outcome says which).
+func (c *Client) IngestURL(ctx context.Context, kb, url, name string) (Document, error) {
+	var out Document
+	p, err := kbPath(kb)
+	if err != nil {
+		return out, err
+	}
+	if url == "" {
+		return out, errors.New("client: empty URL")
+	}
+	body := struct {
+		URL  string `json:"url"`
+		Name string `json:"name,omitzero"`
+	}{url, name}
+	err = c.do(ctx, http.MethodPost, p+"/documents", body, &out)
+	return out, err
 }
 
 // ListDocuments lists the documents of the knowledge base kb with their

@@ -31,14 +31,24 @@ const (
 
 // Document is a document of a knowledge base and its ingestion status.
 type Document struct {
-	ID        string    `json:"id"`
-	TenantID  string    `json:"-"`
-	KBID      string    `json:"knowledge_base_id"`
-	Name      string    `json:"name"`
-	Status    string    `json:"status"`
-	Error     string    `json:"error,omitempty"`
-	Chunks    int       `json:"chunks"`
-	Bytes     int64     `json:"bytes"`
+	ID       string `json:"id"`
+	TenantID string `json:"-"`
+	KBID     string `json:"knowledge_base_id"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Error    string `json:"error,omitempty"`
+	Chunks   int    `json:"chunks"`
+	Bytes    int64  `json:"bytes"`
+	// ContentHash is the SHA-256 of the stored content (hex): uploading
+	// the same content again under the same name changes nothing.
+	ContentHash string `json:"content_hash,omitempty"`
+	// SourceURL is the address a document ingested from the web was
+	// fetched from.
+	SourceURL string `json:"source_url,omitempty"`
+	// Format is the loader format of the stored content when its name does
+	// not tell (a fetched web page is stored as Markdown); "" detects it
+	// from the name and the content.
+	Format    string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -126,20 +136,21 @@ func (s *SQL) PutDocument(ctx context.Context, d Document) error {
 func putDocument(ctx context.Context, db interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
 }, dl dialect, d Document) error {
-	_, err := db.ExecContext(ctx, dl.rebind(`INSERT INTO documents (tenant_id, kb_id, id, name, status, error, chunks, bytes, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := db.ExecContext(ctx, dl.rebind(`INSERT INTO documents (tenant_id, kb_id, id, name, status, error, chunks, bytes, content_hash, source_url, format, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant_id, kb_id, id) DO UPDATE SET name = excluded.name, status = excluded.status, error = excluded.error,
-		chunks = excluded.chunks, bytes = excluded.bytes, updated_at = excluded.updated_at`),
-		d.TenantID, d.KBID, d.ID, d.Name, d.Status, d.Error, d.Chunks, d.Bytes, micros(d.CreatedAt), micros(d.UpdatedAt))
+		chunks = excluded.chunks, bytes = excluded.bytes, content_hash = excluded.content_hash, source_url = excluded.source_url,
+		format = excluded.format, updated_at = excluded.updated_at`),
+		d.TenantID, d.KBID, d.ID, d.Name, d.Status, d.Error, d.Chunks, d.Bytes, d.ContentHash, d.SourceURL, d.Format, micros(d.CreatedAt), micros(d.UpdatedAt))
 	return err
 }
 
-const docColumns = `id, kb_id, name, status, error, chunks, bytes, created_at, updated_at`
+const docColumns = `id, kb_id, name, status, error, chunks, bytes, content_hash, source_url, format, created_at, updated_at`
 
 func scanDocument(tenant string, sc interface{ Scan(...any) error }) (Document, error) {
 	d := Document{TenantID: tenant}
 	var created, updated int64
-	err := sc.Scan(&d.ID, &d.KBID, &d.Name, &d.Status, &d.Error, &d.Chunks, &d.Bytes, &created, &updated)
+	err := sc.Scan(&d.ID, &d.KBID, &d.Name, &d.Status, &d.Error, &d.Chunks, &d.Bytes, &d.ContentHash, &d.SourceURL, &d.Format, &created, &updated)
 	d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return d, err
 }

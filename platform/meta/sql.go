@@ -231,6 +231,12 @@ var migrations = []string{
 		updated_at {int64} NOT NULL,
 		PRIMARY KEY (tenant_id, name)
 	);`,
+	// A document's content hash (re-uploading the same bytes is a no-op),
+	// the URL it was fetched from, and the format its stored upload is in
+	// when the name does not tell (a web page stored as Markdown).
+	`ALTER TABLE documents ADD COLUMN content_hash TEXT NOT NULL DEFAULT '';
+	ALTER TABLE documents ADD COLUMN source_url TEXT NOT NULL DEFAULT '';
+	ALTER TABLE documents ADD COLUMN format TEXT NOT NULL DEFAULT ''`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

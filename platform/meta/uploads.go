@@ -121,7 +121,7 @@ func (s *SQL) FinishUpload(ctx context.Context, d Document, uploadID string) (bo
 // those whose worker stopped, and those still waiting in a queue.
 func (s *SQL) PendingUploads(ctx context.Context, now time.Time, limit int) ([]Upload, error) {
 	cut := micros(now)
-	rows, err := s.query(ctx, `SELECT u.tenant_id, u.upload_id, d.id, d.kb_id, d.name, d.status, d.error, d.chunks, d.bytes, d.created_at, d.updated_at
+	rows, err := s.query(ctx, `SELECT u.tenant_id, u.upload_id, d.id, d.kb_id, d.name, d.status, d.error, d.chunks, d.bytes, d.content_hash, d.source_url, d.format, d.created_at, d.updated_at
 		FROM document_uploads u JOIN documents d ON d.tenant_id = u.tenant_id AND d.kb_id = u.kb_id AND d.id = u.id
 		WHERE u.claimed_by = '' OR u.claimed_until < ?
 		ORDER BY u.created_at, u.id LIMIT ?`, cut, limit)
@@ -134,7 +134,7 @@ func (s *SQL) PendingUploads(ctx context.Context, now time.Time, limit int) ([]U
 		var u Upload
 		var created, updated int64
 		d := &u.Document
-		if err := rows.Scan(&d.TenantID, &u.ID, &d.ID, &d.KBID, &d.Name, &d.Status, &d.Error, &d.Chunks, &d.Bytes, &created, &updated); err != nil {
+		if err := rows.Scan(&d.TenantID, &u.ID, &d.ID, &d.KBID, &d.Name, &d.Status, &d.Error, &d.Chunks, &d.Bytes, &d.ContentHash, &d.SourceURL, &d.Format, &created, &updated); err != nil {
 			return nil, wrap("pending uploads", err)
 		}
 		d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
