@@ -83,7 +83,7 @@ func TestUploadOutcomes(t *testing.T) {
 	}
 
 	// A failed document is ingested again even with the same content.
-	resp = e.do(e.admin, "POST", path, map[string]any{"name": "empty.md", "content": "   "}, &up)
+	e.do(e.admin, "POST", path, map[string]any{"name": "empty.md", "content": "   "}, &up)
 	if d := e.waitDocument(kb.ID, up.ID); d.Status != meta.DocFailed {
 		t.Fatalf("blank document: %+v", d)
 	}
