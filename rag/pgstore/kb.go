@@ -181,11 +181,9 @@ func (kb *KB) searchKeywords(ctx context.Context, query string, k int, filter ma
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := kb.s.pool.Query(ctx, `SELECT `+chunkColumns+`, ts_rank_cd(c.tsv, q)::float8 AS score
-		FROM `+kb.s.chunks+` c, to_tsquery('simple', $2) q
-		WHERE c.kb = $1 AND c.tsv @@ q AND c.metadata @> $3::jsonb
-		ORDER BY score DESC, c.id
-		LIMIT $4`, kb.id, q, f, k)
+	// An unnamed statement, planned for its values each time (a cached
+	// generic plan cannot weigh the knowledge base and terms).
+	rows, err := kb.s.pool.Query(ctx, kb.s.keywordQuery(), pgx.QueryExecModeExec, kb.id, q, f, k)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgstore: keyword search: %w", err)
 	}
@@ -208,13 +206,6 @@ func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[
 	f, err := filterJSON(filter)
 	if err != nil {
 		return nil, nil, err
-	}
-	if kb.s.searchSettings == "" {
-		rows, err := kb.s.pool.Query(ctx, kb.s.vectorQuery(), kb.id, vectorLiteral(v), f, k)
-		if err != nil {
-			return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
-		}
-		return split(collectHits(rows))
 	}
 	// One round trip: the settings and the search are sent as one batch,
 	// which runs as one implicit transaction, so the settings (local to
@@ -239,6 +230,16 @@ func (kb *KB) searchVectors(ctx context.Context, v []float32, k int, filter map[
 		return nil, nil, fmt.Errorf("pgstore: vector search: %w", err)
 	}
 	return chunks, scores, nil
+}
+
+// keywordQuery is searchKeywords' SQL ($1 knowledge base, $2 tsquery text,
+// $3 metadata filter, $4 k).
+func (s *Store) keywordQuery() string {
+	return `SELECT ` + chunkColumns + `, ts_rank_cd(c.tsv, q)::float8 AS score
+		FROM ` + s.chunks + ` c, to_tsquery('simple', $2) q
+		WHERE c.kb = $1 AND c.tsv @@ q AND c.metadata @> $3::jsonb
+		ORDER BY score DESC, c.id
+		LIMIT $4`
 }
 
 // vectorQuery is searchVectors' SQL ($1 knowledge base, $2 vector, $3
