@@ -281,12 +281,8 @@ type kbView struct {
 	Description string `json:"description"`
 }
 
-func (k *knowledge) view(kb meta.KnowledgeBase) kbView {
-	d := "hybrid recall: vector (" + kb.EmbeddingModel + ") and keyword (BM25), fused by reciprocal rank fusion"
-	if kb.EmbeddingModel == "" {
-		d = "keyword-only recall (BM25): no embedding model configured"
-	}
-	return kbView{KnowledgeBase: kb, Description: d}
+func (k *knowledge) view(ctx context.Context, kb meta.KnowledgeBase) kbView {
+	return kbView{KnowledgeBase: kb, Description: k.backend.describe(ctx, kb)}
 }
 
 func (k *knowledge) routes(s *Server) {
@@ -356,7 +352,7 @@ func (k *knowledge) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, k.view(kb))
+	writeJSON(w, http.StatusCreated, k.view(r.Context(), kb))
 }
 
 func (k *knowledge) list(w http.ResponseWriter, r *http.Request) {
@@ -367,7 +363,7 @@ func (k *knowledge) list(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]kbView, len(kbs))
 	for i, kb := range kbs {
-		out[i] = k.view(kb)
+		out[i] = k.view(r.Context(), kb)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -387,7 +383,7 @@ func (k *knowledge) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, k.view(kb))
+	writeJSON(w, http.StatusOK, k.view(r.Context(), kb))
 }
 
 func (k *knowledge) delete(w http.ResponseWriter, r *http.Request) {

@@ -440,3 +440,19 @@ func TestKnowledgePostgresAdoptsLegacyChunksPgvector(t *testing.T) {
 		t.Fatalf("%d chunks left in the metadata store", left)
 	}
 }
+
+// An embedding model that now makes vectors of another length is an error
+// that says to re-ingest, not a knowledge base that silently recalls
+// nothing.
+func TestKnowledgePostgresDimensionChangePgvector(t *testing.T) {
+	env := postgresContract(t, true)
+	b := env.backend(t)
+	kb := contractKB("acme", "kb_dimchange")
+	kb.EmbeddingModel = "scripted/embed"
+	upsertAll(t, openIndex(t, b, kb, contractDims), contractCorpus, true)
+	if _, err := b.open(context.Background(), kb, 8); err == nil || !strings.Contains(err.Error(), "re-ingest") || !strings.Contains(err.Error(), "4 dimensions") {
+		t.Fatalf("open with another dimension: %v", err)
+	}
+	// A new knowledge base of that dimension is fine.
+	openIndex(t, b, contractKB("acme", "kb_dimnew"), 8)
+}

@@ -43,6 +43,8 @@ type kbBackend interface {
 	// bounded reports whether the handles of this backend are cheap to
 	// reopen, so that the server may keep only a bounded number of them.
 	bounded() bool
+	// describe says how a knowledge base's recall runs.
+	describe(ctx context.Context, kb meta.KnowledgeBase) string
 	close()
 }
 
@@ -66,6 +68,13 @@ type embeddedBackend struct {
 func (b embeddedBackend) bounded() bool                              { return false }
 func (b embeddedBackend) close()                                     {}
 func (b embeddedBackend) drop(context.Context, string, string) error { return nil }
+
+func (b embeddedBackend) describe(_ context.Context, kb meta.KnowledgeBase) string {
+	if kb.EmbeddingModel == "" {
+		return "keyword-only recall (BM25): no embedding model configured"
+	}
+	return "hybrid recall: vector (" + kb.EmbeddingModel + ") and keyword (BM25), fused by reciprocal rank fusion"
+}
 
 func (b embeddedBackend) open(ctx context.Context, kb meta.KnowledgeBase, dim int) (kbIndex, error) {
 	var vecIndex vector.Index
@@ -187,6 +196,9 @@ type pgBackend struct {
 
 	mu   sync.Mutex
 	dims map[int]*pgDim
+	// vectors is why the database cannot search vectors ("" when it can),
+	// once known.
+	vectors *string
 }
 
 type pgDim struct {
@@ -203,7 +215,45 @@ func newPGBackend(ctx context.Context, dsn string, legacy kbStore, log *slog.Log
 }
 
 func (b *pgBackend) bounded() bool { return true }
-func (b *pgBackend) close()        { b.pool.Close() }
+
+func (b *pgBackend) describe(ctx context.Context, kb meta.KnowledgeBase) string {
+	if kb.EmbeddingModel == "" {
+		return "keyword-only recall (PostgreSQL full text): no embedding model configured"
+	}
+	if why := b.vectorStatus(ctx); why != "" {
+		return "keyword-only recall (PostgreSQL full text): " + why
+	}
+	return "hybrid recall in PostgreSQL: vector (" + kb.EmbeddingModel + "; pgvector HNSW, cosine) and keyword (full text), fused by reciprocal rank fusion"
+}
+
+// vectorStatus reports why the database cannot search vectors, "" when it
+// can (or cannot tell yet: the first open of a knowledge base with an
+// embedding model sets up pgvector and says).
+func (b *pgBackend) vectorStatus(ctx context.Context) string {
+	b.mu.Lock()
+	known := b.vectors
+	b.mu.Unlock()
+	if known != nil {
+		return *known
+	}
+	var available, installed bool
+	if err := b.pool.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'),
+		EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&available, &installed); err != nil {
+		return ""
+	}
+	why := ""
+	if !available && !installed {
+		why = "vector search unavailable: pgvector not installed"
+	}
+	b.mu.Lock()
+	if b.vectors == nil {
+		b.vectors = &why
+	}
+	b.mu.Unlock()
+	return why
+}
+func (b *pgBackend) close() { b.pool.Close() }
 
 // pgTablePrefix is the table prefix of the store of one dimension.
 func pgTablePrefix(dim int) string {
@@ -236,8 +286,15 @@ func (b *pgBackend) store(ctx context.Context, dim int) (*pgstore.Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.VectorSearch(); err != nil && dim > 0 {
-		b.log.Warn("knowledge in PostgreSQL: recall is keyword-only", "dimensions", dim, "reason", err.Error())
+	if dim > 0 {
+		why := ""
+		if err := s.VectorSearch(); err != nil {
+			why = err.Error()
+			b.log.Warn("knowledge in PostgreSQL: recall is keyword-only", "dimensions", dim, "reason", why)
+		}
+		b.mu.Lock()
+		b.vectors = &why
+		b.mu.Unlock()
 	}
 	d.s = s
 	return s, nil
@@ -255,7 +312,66 @@ func (b *pgBackend) open(ctx context.Context, kb meta.KnowledgeBase, dim int) (k
 	if err := b.adopt(ctx, kb, ix, dim); err != nil {
 		return nil, fmt.Errorf("move chunks from the metadata store: %w", err)
 	}
+	if err := b.checkDimension(ctx, kb, dim); err != nil {
+		return nil, err
+	}
 	return ix, nil
+}
+
+// checkDimension fails when the knowledge base has no chunks in the store
+// of dim but has some in the store of another dimension: its embedding
+// model now makes vectors of another length. Recall would silently find
+// nothing; re-embedding is explicit (re-ingest).
+func (b *pgBackend) checkDimension(ctx context.Context, kb meta.KnowledgeBase, dim int) error {
+	tables, err := b.chunkTables(ctx)
+	if err != nil {
+		return err
+	}
+	key := pgKey(kb.TenantID, kb.ID)
+	own := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{pgTablePrefix(dim) + "chunks"}.Sanitize()+` WHERE kb = $1)`, key)
+	var has bool
+	if err := own.Scan(&has); err != nil {
+		return fmt.Errorf("knowledge store: %w", err)
+	}
+	if has {
+		return nil
+	}
+	for _, t := range tables {
+		if t.dim == dim {
+			continue
+		}
+		if err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.name+` WHERE kb = $1)`, key).Scan(&has); err != nil {
+			return fmt.Errorf("knowledge store: %w", err)
+		}
+		if has {
+			return fmt.Errorf("its chunks were embedded with %d dimensions, but its embedding model %s now makes %d: re-ingest its documents (into a new knowledge base) to re-embed them", t.dim, kb.EmbeddingModel, dim)
+		}
+	}
+	return nil
+}
+
+type chunkTable struct {
+	name string // qualified, quoted
+	dim  int
+}
+
+// chunkTables lists the chunk tables of every dimension in the current
+// schema, opened by this replica or not.
+func (b *pgBackend) chunkTables(ctx context.Context) ([]chunkTable, error) {
+	rows, err := b.pool.Query(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(tablename), coalesce(substring(tablename from '^weft_kb_d([0-9]+)_chunks$')::int, 0)
+		FROM pg_tables WHERE schemaname = current_schema() AND tablename ~ '^weft_kb_(d[0-9]+_)?chunks$'`)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge store: %w", err)
+	}
+	tables, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chunkTable, error) {
+		var t chunkTable
+		err := row.Scan(&t.name, &t.dim)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge store: %w", err)
+	}
+	return tables, nil
 }
 
 // adopt moves a knowledge base's chunks (with their vectors) from the
@@ -310,17 +426,12 @@ func (b *pgBackend) adopt(ctx context.Context, kb meta.KnowledgeBase, ix *pgInde
 // drop deletes the knowledge base's rows from the store of every dimension
 // this database has, opened by this replica or not.
 func (b *pgBackend) drop(ctx context.Context, tenant, id string) error {
-	rows, err := b.pool.Query(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables
-		WHERE schemaname = current_schema() AND tablename ~ '^weft_kb_(d[0-9]+_)?chunks$'`)
+	tables, err := b.chunkTables(ctx)
 	if err != nil {
-		return fmt.Errorf("knowledge store: %w", err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("knowledge store: %w", err)
+		return err
 	}
 	for _, t := range tables {
-		if _, err := b.pool.Exec(ctx, `DELETE FROM `+t+` WHERE kb = $1`, pgKey(tenant, id)); err != nil {
+		if _, err := b.pool.Exec(ctx, `DELETE FROM `+t.name+` WHERE kb = $1`, pgKey(tenant, id)); err != nil {
 			return fmt.Errorf("knowledge store: delete knowledge base %s: %w", id, err)
 		}
 	}

@@ -61,6 +61,9 @@ func TestKnowledgeTwoReplicasPgvector(t *testing.T) {
 	if resp := a.do(admin, "POST", "/v1/knowledge-bases", map[string]any{"name": "handbook", "embedding_model": "scripted/embed", "chunk_size": 64}, &kb); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create: %d %s", resp.StatusCode, body(resp))
 	}
+	if !strings.Contains(kb.Description, "pgvector HNSW") {
+		t.Fatalf("description %q", kb.Description)
+	}
 	ingest := func(name, content string) {
 		t.Helper()
 		var doc meta.Document
