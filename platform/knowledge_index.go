@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -207,7 +208,16 @@ type pgDim struct {
 }
 
 func newPGBackend(ctx context.Context, dsn string, legacy kbStore, log *slog.Logger, opts ...pgstore.Option) (*pgBackend, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge store: %w", err)
+	}
+	// pgxpool's default (4 on small machines) would queue recalls behind
+	// each other: a hybrid recall holds two connections at once.
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, 16)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge store: %w", err)
 	}

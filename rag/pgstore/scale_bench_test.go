@@ -135,20 +135,23 @@ func BenchmarkPgvectorScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			var weft, bare []time.Duration
+			var weftCPU, bareCPU time.Duration
 			var recall float64
 			for i, q := range data.queries {
 				// Alternate which goes first.
 				runBare := func() {
-					t0 := time.Now()
+					c0, t0 := cpuTime(), time.Now()
 					if err := bareVector(ctx, st.s, q, k); err != nil {
 						b.Fatal(err)
 					}
 					bare = append(bare, time.Since(t0))
+					bareCPU += cpuTime() - c0
 				}
 				runWeft := func() {
-					t0 := time.Now()
+					c0, t0 := cpuTime(), time.Now()
 					src, err := vr.Retrieve(ctx, data.queryTexts[i], k)
 					weft = append(weft, time.Since(t0))
+					weftCPU += cpuTime() - c0
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -166,6 +169,7 @@ func BenchmarkPgvectorScale(b *testing.B) {
 			report.lat("pgvector HNSW, bare SQL, "+st.name, bare, 0)
 			report.lat("pgvector HNSW, Weft, "+st.name, weft, recall)
 			report.add("Weft overhead, vector, "+st.name, overhead(weft, bare))
+			report.add("client CPU per query, vector, "+st.name, fmt.Sprintf("Weft %v, bare %v", (weftCPU / time.Duration(nq)).Round(time.Microsecond), (bareCPU / time.Duration(nq)).Round(time.Microsecond)))
 			if st.s == s40 {
 				b.ReportMetric(recall, "pg-recall@10")
 				b.ReportMetric(float64(pct(weft, 50).Microseconds()), "pg-p50-µs")
@@ -177,17 +181,20 @@ func BenchmarkPgvectorScale(b *testing.B) {
 		kr := kb.KeywordRetriever(rag.TopK(k))
 		hy := kb.Retriever(embedder, rag.TopK(k))
 		var kwWeft, kwBare, hybrid []time.Duration
+		var kwWeftCPU, kwBareCPU time.Duration
 		for i := range data.queries {
-			t0 := time.Now()
+			c0, t0 := cpuTime(), time.Now()
 			if err := bareKeyword(ctx, s40, data.queryTexts[i], k); err != nil {
 				b.Fatal(err)
 			}
 			kwBare = append(kwBare, time.Since(t0))
-			t0 = time.Now()
+			kwBareCPU += cpuTime() - c0
+			c0, t0 = cpuTime(), time.Now()
 			if _, err := kr.Retrieve(ctx, data.queryTexts[i], k); err != nil {
 				b.Fatal(err)
 			}
 			kwWeft = append(kwWeft, time.Since(t0))
+			kwWeftCPU += cpuTime() - c0
 			t0 = time.Now()
 			if _, err := hy.Retrieve(ctx, data.queryTexts[i], k); err != nil {
 				b.Fatal(err)
@@ -197,6 +204,7 @@ func BenchmarkPgvectorScale(b *testing.B) {
 		report.lat("full text, bare SQL", kwBare, 0)
 		report.lat("full text, Weft", kwWeft, 0)
 		report.add("Weft overhead, keyword", overhead(kwWeft, kwBare))
+		report.add("client CPU per query, keyword", fmt.Sprintf("Weft %v, bare %v", (kwWeftCPU / time.Duration(nq)).Round(time.Microsecond), (kwBareCPU / time.Duration(nq)).Round(time.Microsecond)))
 		report.lat("hybrid (vector ef 40 + keyword, RRF), Weft", hybrid, 0)
 
 		// The embedded HNSW index on the same vectors.
