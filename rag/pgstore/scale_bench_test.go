@@ -169,7 +169,7 @@ func BenchmarkPgvectorScale(b *testing.B) {
 			report.lat("pgvector HNSW, bare SQL, "+st.name, bare, 0)
 			report.lat("pgvector HNSW, Weft, "+st.name, weft, recall)
 			report.add("Weft overhead, vector, "+st.name, overhead(weft, bare))
-			report.add("client CPU per query, vector, "+st.name, fmt.Sprintf("Weft %v, bare %v", (weftCPU / time.Duration(nq)).Round(time.Microsecond), (bareCPU / time.Duration(nq)).Round(time.Microsecond)))
+			report.add("client CPU per query, vector, "+st.name, fmt.Sprintf("Weft %v, bare %v", (weftCPU/time.Duration(nq)).Round(time.Microsecond), (bareCPU/time.Duration(nq)).Round(time.Microsecond)))
 			if st.s == s40 {
 				b.ReportMetric(recall, "pg-recall@10")
 				b.ReportMetric(float64(pct(weft, 50).Microseconds()), "pg-p50-µs")
@@ -204,7 +204,7 @@ func BenchmarkPgvectorScale(b *testing.B) {
 		report.lat("full text, bare SQL", kwBare, 0)
 		report.lat("full text, Weft", kwWeft, 0)
 		report.add("Weft overhead, keyword", overhead(kwWeft, kwBare))
-		report.add("client CPU per query, keyword", fmt.Sprintf("Weft %v, bare %v", (kwWeftCPU / time.Duration(nq)).Round(time.Microsecond), (kwBareCPU / time.Duration(nq)).Round(time.Microsecond)))
+		report.add("client CPU per query, keyword", fmt.Sprintf("Weft %v, bare %v", (kwWeftCPU/time.Duration(nq)).Round(time.Microsecond), (kwBareCPU/time.Duration(nq)).Round(time.Microsecond)))
 		report.lat("hybrid (vector ef 40 + keyword, RRF), Weft", hybrid, 0)
 
 		// The embedded HNSW index on the same vectors.
