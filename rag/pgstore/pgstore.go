@@ -43,8 +43,9 @@
 //
 // With [WithDimensions] set and the pgvector extension available
 // (pg_available_extensions lists "vector"), opening runs CREATE EXTENSION
-// IF NOT EXISTS vector and creates the embeddings table with a vector(dim)
-// column and an HNSW index (vector_cosine_ops). Searches order by the <=>
+// IF NOT EXISTS vector (in the public schema when there is one) and
+// creates the embeddings table with a vector(dim) column and an HNSW index
+// (vector_cosine_ops). Searches order by the <=>
 // cosine distance; a Source's Score is the cosine similarity, 1 − distance.
 // A metadata filter (and the knowledge base, when several share the tables)
 // is applied to the index's candidates; with pgvector 0.8+ every search
@@ -335,19 +336,21 @@ func (s *Store) setUpVectors(ctx context.Context, tx pgx.Tx) error {
 		return nil
 	}
 	if !installed {
-		// A savepoint, so that lacking the privilege to create extensions
-		// degrades to keyword-only instead of failing the whole migration.
-		sp, err := tx.Begin(ctx)
-		if err != nil {
-			return err
+		// The extension is database-wide, so it goes to the public schema
+		// when there is one: created in the connection's own schema, it
+		// would be dropped (with every vector column of every other
+		// schema) when that schema is. Savepoints, so that lacking the
+		// privilege to create extensions degrades to keyword-only instead
+		// of failing the whole migration.
+		var err error
+		for _, stmt := range []string{`CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`, `CREATE EXTENSION IF NOT EXISTS vector`} {
+			if err = createExtension(ctx, tx, stmt); err == nil {
+				break
+			}
 		}
-		if _, err := sp.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
-			_ = sp.Rollback(ctx)
+		if err != nil {
 			s.vectorErr = fmt.Errorf("%w: pgvector is available but CREATE EXTENSION vector failed (ask an administrator to run it): %v", ErrNoVectorSearch, err)
 			return nil
-		}
-		if err := sp.Commit(ctx); err != nil {
-			return err
 		}
 	}
 	var extSchema, extVersion string
@@ -406,4 +409,17 @@ func versionAtLeast(v string, major, minor int) bool {
 		return false
 	}
 	return ma > major || ma == major && mi >= minor
+}
+
+// createExtension runs stmt in a savepoint of tx, rolled back on failure.
+func createExtension(ctx context.Context, tx pgx.Tx, stmt string) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, stmt); err != nil {
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	return sp.Commit(ctx)
 }
