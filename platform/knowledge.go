@@ -49,6 +49,8 @@ type knowledge struct {
 	// one knowledge base never waits for another's rebuild.
 	mu  sync.Mutex
 	kbs map[string]*kbLoad
+	// maxHandles bounds kbs when the backend is bounded.
+	maxHandles int
 }
 
 // kbLoad is one knowledge base's handle being loaded, or loaded: the first
@@ -74,7 +76,7 @@ type kbHandle struct {
 const maxHandles = 1024
 
 func newKnowledge(s *Server, store kbStore, backend kbBackend) *knowledge {
-	k := &knowledge{s: s, store: store, backend: backend, kbs: map[string]*kbLoad{}}
+	k := &knowledge{s: s, store: store, backend: backend, kbs: map[string]*kbLoad{}, maxHandles: maxHandles}
 	k.uploads = newIngestion(k, store, s.cfg.Ingestion)
 	k.uploads.start()
 	return k
@@ -90,7 +92,7 @@ func (k *knowledge) open(ctx context.Context, kb meta.KnowledgeBase) (*kbHandle,
 	k.mu.Lock()
 	l, ok := k.kbs[key]
 	if !ok {
-		if k.backend.bounded() && len(k.kbs) >= maxHandles {
+		if k.backend.bounded() && len(k.kbs) >= k.maxHandles {
 			k.evictOne()
 		}
 		l = &kbLoad{done: make(chan struct{})}

@@ -456,3 +456,30 @@ func TestKnowledgePostgresDimensionChangePgvector(t *testing.T) {
 	// A new knowledge base of that dimension is fine.
 	openIndex(t, b, contractKB("acme", "kb_dimnew"), 8)
 }
+
+// boundedEmbedded is the embedded backend marked cheap to reopen, to test
+// the bound on handles without PostgreSQL.
+type boundedEmbedded struct{ embeddedBackend }
+
+func (boundedEmbedded) bounded() bool { return true }
+
+// With a backend that holds no index (PostgreSQL), a server keeps a bounded
+// number of knowledge-base handles; a dropped one reopens on its next use.
+func TestKnowledgeHandlesAreBounded(t *testing.T) {
+	env := embeddedContract(t)
+	k := &knowledge{store: env.meta, backend: boundedEmbedded{embeddedBackend{env.meta}}, kbs: map[string]*kbLoad{}, maxHandles: 2}
+	ctx := context.Background()
+	for i := range 5 {
+		kb := contractKB("acme", "kb_bound_"+string(rune('a'+i)))
+		if _, err := k.open(ctx, kb); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(k.kbs); n > 2 {
+			t.Fatalf("%d handles kept, bound 2", n)
+		}
+	}
+	h, err := k.open(ctx, contractKB("acme", "kb_bound_a"))
+	if err != nil || h.kb.ID != "kb_bound_a" {
+		t.Fatalf("reopen: %+v, %v", h, err)
+	}
+}
