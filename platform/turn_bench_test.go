@@ -16,16 +16,18 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/redisstore"
 	"github.com/weftlabs/weft/memory/sqlstore"
 	"github.com/weftlabs/weft/platform/api"
+	"github.com/weftlabs/weft/tokens"
 )
 
 // BenchmarkTurn runs blocking chat turns through the server's handler (no
 // network: the handler is called directly) with a scripted model, on each
 // session store, from 32 concurrent clients over 256 sessions that each
-// hold 10 turns of history. Besides ns/op and allocs/op it reports
+// hold 10 turns of history (the agent's window keeps exactly those). Besides ns/op and allocs/op it reports
 // cpu-µs/turn, the process's CPU time (user + system, every thread) per
 // turn: on a machine shared with other work wall time mostly measures
 // waiting for a core, CPU time what a turn costs. The metadata store is
@@ -71,22 +73,30 @@ func BenchmarkTurn(b *testing.B) {
 
 func benchTurns(b *testing.B, sessions memory.Store) {
 	e := newEnv(b, nil, func(c *Config) { c.Sessions = sessions })
-	a := e.createAgent(e.admin, map[string]any{"name": "bench", "system_prompt": "You answer questions."})
 	const nSessions, history = 256, 10
+	// The agent's window holds the query and exactly 10 earlier turns (as
+	// cmd/weft-bench sizes it), however long the sessions grow.
+	const system = "You answer questions."
+	c := tokens.ForModel("scripted/demo")
+	q := tokens.MessageTokens(c, llm.UserMessage(benchQuery(100000)))
+	need := tokens.ReplyOverhead + tokens.MessageTokens(c, llm.SystemMessage(system)) + q + history*2*q + q/2
+	reserve := max(64, 256-need)
+	a := e.createAgent(e.admin, map[string]any{"name": "bench", "system_prompt": system,
+		"context_window_tokens": need + reserve, "reserve_tokens": reserve})
 	ids := make([]string, nSessions)
 	for i := range ids {
 		var ans api.ChatAnswer
-		e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "Turn 0: which plan includes priority support?"}, &ans)
+		e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": benchQuery(i * history)}, &ans)
 		ids[i] = ans.SessionID
 		for t := 1; t < history; t++ {
-			e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "Turn " + strconv.Itoa(t) + ": which plan includes priority support?", "session_id": ans.SessionID}, nil)
+			e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": benchQuery(i*history + t), "session_id": ans.SessionID}, nil)
 		}
 	}
 	path := "/v1/agents/" + a.ID + "/chat"
 	var next atomic.Int64
 	turn := func() error {
 		i := next.Add(1)
-		body := fmt.Appendf(nil, `{"query":"Turn %d: which of our plans includes priority support?","session_id":%q}`, i, ids[i%nSessions])
+		body := fmt.Appendf(nil, `{"query":%q,"session_id":%q}`, benchQuery(int(i)), ids[i%nSessions])
 		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+e.admin)
 		req.Header.Set("Content-Type", "application/json")
@@ -111,6 +121,11 @@ func benchTurns(b *testing.B, sessions memory.Store) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/turn")
+}
+
+// benchQuery is the i-th query: a dozen words, echoed by the model.
+func benchQuery(i int) string {
+	return "Turn " + strconv.Itoa(i) + ": which of our plans includes priority support and what does it cost per month?"
 }
 
 // cpuTime is the process's CPU time so far, user and system.

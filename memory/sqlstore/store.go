@@ -10,21 +10,37 @@
 //	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
 //	memory_locks     (tenant, agent, session) → token ("<owner>/<random>"), expires_at: the Locker's leases
 //
-// Times are Unix nanoseconds. On PostgreSQL, Append is one statement, a
-// call of the memory_append function the migrations install: it upserts the
-// session row first, which locks it, so appenders to one conversation queue
-// on that row while other conversations proceed, then checks ids, assigns
-// sequence numbers from last_seq and inserts. On SQLite, which runs in
-// process, Append is a Go-driven transaction opened IMMEDIATE (WAL mode,
-// busy_timeout), so writers take turns, across processes too. Load is one
-// query on both: a window function (a running sum of tokens, newest first)
-// over a covering index of (seq, tokens) finds where the window starts, and
-// only the kept records' messages are read.
+// Times are Unix nanoseconds. A plain message (one text part, nothing
+// else) is stored as "~<role>|<text>", any other as JSON (see codec.go).
+//
+// On PostgreSQL, Append is one statement, a call of the memory_append
+// function the migrations install: it upserts the session row first, which
+// locks it, so appenders to one conversation queue on that row while other
+// conversations proceed, then checks ids, assigns sequence numbers from
+// last_seq and inserts. Load is one query: a window function (a running
+// sum of tokens, newest first) over a covering index of (seq, tokens) finds
+// where the window starts, and only the kept records' messages are read.
+//
+// On SQLite, which runs in process, statements cost no round trip, and the
+// hot ones are prepared once at open. Every write (Append, the Locker's
+// lease rows, Delete, Trim) is group-committed: writes queued while one
+// transaction runs share the next one (IMMEDIATE, so writers in other
+// processes take turns through busy_timeout), and a caller returns once
+// the transaction holding its write has committed; a lease release joins
+// the next transaction without its caller waiting. Load reads the system
+// record, then the log newest first, and stops at the first record that
+// does not fit: it reads the window and one record more, however long the
+// conversation.
+//
+// # Crash safety
 //
 // A conversation survives the crash of the process that appends to it:
-// Append returns after the commit. SQLite runs with synchronous=NORMAL, so
-// an operating-system crash or power loss may lose the last commits; a
-// process crash loses nothing.
+// Append returns after the commit. SQLite runs in WAL mode with
+// synchronous=NORMAL: a commit is appended to the write-ahead log without
+// an fsync (the log is synced at checkpoints), so a process crash loses
+// nothing committed, while an operating-system crash or power loss may
+// lose the last commits (never corrupt the database). PostgreSQL's
+// durability is the server's.
 package sqlstore
 
 import (
@@ -32,7 +48,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -174,7 +189,7 @@ const preparedBatch = 4
 // pool's connections in transactions.
 func (s *Store) prepare(ctx context.Context) error {
 	q := s.queries
-	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.load, q.lockAcquire, q.lockRelease, q.lockRenew}
+	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.loadNewest, q.lockAcquire, q.lockRelease, q.lockRenew}
 	for n := 1; n <= preparedBatch; n++ {
 		texts = append(texts, s.insertQuery(n), s.idsQuery(n))
 	}
@@ -267,6 +282,7 @@ func (s *Store) q(query string) string {
 
 type queries struct {
 	upsertSession, selectSystem, upsertSystem, updateSession              string
+	loadNewest                                                            string
 	load, deleteMessages, deleteSession, trim, trimCount, list, listAgent string
 	lockAcquire, lockRelease, lockRenew, lockDrop                         string
 }
@@ -304,6 +320,8 @@ func prepareQueries(q func(string) string) queries {
 				) w
 			)
 			ORDER BY seq`),
+		loadNewest: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0
+			ORDER BY seq DESC`),
 		deleteMessages: q(`DELETE FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ?`),
 		deleteSession:  q(`DELETE FROM memory_sessions WHERE tenant = ? AND agent = ? AND session = ?`),
 		trim:           q(`DELETE FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > 0 AND seq < ?`),
@@ -357,15 +375,19 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 		if r.CreatedAt.IsZero() {
 			r.CreatedAt = now
 		}
-		b, err := json.Marshal(r.Message)
+		text, m, err := encodeMessage(r.Message)
 		if err != nil {
 			return nil, fmt.Errorf("encode message %d: %w", i, err)
 		}
-		e := encoded{rec: r, json: string(b)}
+		e := encoded{json: text}
 		if r.Message.Role == llm.RoleSystem {
 			sum := sha256.Sum256([]byte(r.Message.Text()))
 			e.hash = hex.EncodeToString(sum[:])
 		}
+		// The returned records must not share memory with the caller's
+		// (records found stored are decoded from the database).
+		r.Message = m
+		e.rec = r
 		in[i] = e
 	}
 	var out []memory.Record
@@ -377,12 +399,6 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 	}
 	if err != nil {
 		return nil, err
-	}
-	// The returned records must not share memory with the caller's.
-	for i := range out {
-		if out[i].Message, err = cloneMessage(out[i].Message); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }
@@ -423,7 +439,7 @@ func (s *Store) appendCall(ctx context.Context, key memory.Key, in []encoded, no
 			r.Seq = seq
 		} else {
 			r.CreatedAt = time.Unix(0, at).UTC()
-			if err := json.Unmarshal([]byte(msg), &r.Message); err != nil {
+			if r.Message, err = decodeMessage(msg); err != nil {
 				return nil, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
 			}
 		}
@@ -538,16 +554,6 @@ func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, key memory.Key, in []e
 	return out, nil
 }
 
-func cloneMessage(m llm.Message) (llm.Message, error) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return m, err
-	}
-	var c llm.Message
-	err = json.Unmarshal(b, &c)
-	return c, err
-}
-
 func scanRecords(rows *sql.Rows, err error) ([]memory.Record, error) {
 	if err != nil {
 		return nil, err
@@ -572,7 +578,8 @@ func scanRecordsHash(rows *sql.Rows, hash *string) ([]memory.Record, error) {
 			return nil, err
 		}
 		r.CreatedAt = time.Unix(0, created).UTC()
-		if err := json.Unmarshal([]byte(msg), &r.Message); err != nil {
+		var err error
+		if r.Message, err = decodeMessage(msg); err != nil {
 			return nil, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
 		}
 		out = append(out, r)
@@ -580,8 +587,16 @@ func scanRecordsHash(rows *sql.Rows, hash *string) ([]memory.Record, error) {
 	return out, rows.Err()
 }
 
-// Load implements [memory.Store] with one query.
+// Load implements [memory.Store]: on PostgreSQL with one query (one
+// round trip), on SQLite by a walk (see loadWalk).
 func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+	if s.dialect == sqlite {
+		out, err := s.loadWalk(ctx, key, w)
+		if err != nil {
+			return nil, s.fail("load", key, err)
+		}
+		return out, nil
+	}
 	var limit any = w.MaxMessages
 	if w.MaxMessages <= 0 {
 		limit = -1 // SQLite: no bound
@@ -598,6 +613,64 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 		maxTokens, key.Tenant, key.Agent, key.Session, limit))
 	if err != nil {
 		return nil, s.fail("load", key, err)
+	}
+	return out, nil
+}
+
+// loadWalk is Load on SQLite, where statements cost no round trip: the
+// system record by its key, then the log read newest first (an index range
+// scan) and left as soon as a record does not fit, so a load reads and
+// decodes the window and one record more, however long the conversation
+// (the single query PostgreSQL runs computes its running sum over every
+// record of the conversation).
+func (s *Store) loadWalk(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+	var hash string
+	sysRows, err := s.queryContext(ctx, nil, s.queries.selectSystem, key.Tenant, key.Agent, key.Session)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := scanRecordsHash(sysRows, &hash)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.queryContext(ctx, nil, s.queries.loadNewest, key.Tenant, key.Agent, key.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	maxTokens := int64(w.MaxTokens)
+	if w.MaxTokens <= 0 {
+		maxTokens = math.MaxInt64
+	}
+	var log []memory.Record
+	var sum int64
+	var msg string
+	var created int64
+	for rows.Next() {
+		if w.MaxMessages > 0 && len(log) == w.MaxMessages {
+			break
+		}
+		var r memory.Record
+		if err := rows.Scan(&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg); err != nil {
+			return nil, err
+		}
+		if sum += int64(r.Tokens); sum > maxTokens {
+			break
+		}
+		r.CreatedAt = time.Unix(0, created).UTC()
+		var err error
+		if r.Message, err = decodeMessage(msg); err != nil {
+			return nil, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
+		}
+		log = append(log, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]memory.Record, 0, len(sys)+len(log))
+	out = append(out, sys...)
+	for i := len(log) - 1; i >= 0; i-- {
+		out = append(out, log[i])
 	}
 	return out, nil
 }
