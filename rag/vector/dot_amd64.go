@@ -31,3 +31,11 @@ func dotInt8(a, b []int8) int32 {
 	}
 	return dotInt8Go(a, b)
 }
+
+// prefetch starts loading the vector at p into the cache, so that a graph
+// search computing one neighbour's distance already has the next one's
+// vector on the way (the searches are bound by memory latency, not
+// arithmetic).
+//
+//go:noescape
+func prefetch(p *float32)

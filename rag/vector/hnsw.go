@@ -544,7 +544,7 @@ func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedS
 	vis.reset()
 	cand := make(minHeap, 0, ef*2)
 	res := make(maxHeap, 0, ef+1)
-	var buf []uint32
+	var buf, todo []uint32
 	for _, e := range eps {
 		if !vis.visit(e.node) {
 			continue
@@ -571,9 +571,20 @@ func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedS
 		} else {
 			nbs = h.neighbours(c.node, l)
 		}
+		// The unvisited neighbours first, then their distances, each
+		// vector prefetched while the one before it is scored.
+		todo = todo[:0]
 		for _, nb := range nbs {
-			if !vis.visit(nb) {
-				continue
+			if vis.visit(nb) {
+				todo = append(todo, nb)
+			}
+		}
+		if len(todo) > 0 {
+			prefetch(&h.vecs[int(todo[0])*h.dim])
+		}
+		for i, nb := range todo {
+			if i+1 < len(todo) {
+				prefetch(&h.vecs[int(todo[i+1])*h.dim])
 			}
 			d := -dot(q, h.vec(nb))
 			if len(res) < ef || d < res[0].d {
