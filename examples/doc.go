@@ -10,7 +10,7 @@
 //   - forecast: a library function and its tests, the offline testing
 //     techniques of docs/testing.md.
 //
-// Every program runs offline on the scripted/demo model; set WEFT_MODEL
+// Every program runs offline on the scripted/demo model; set WEFT_DEFAULT_MODEL
 // (for example openai/gpt-4o-mini, with OPENAI_API_KEY) to use a real one:
 //
 //	go run ./examples/typed-output

@@ -142,7 +142,7 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 	case a.Timeouts.TurnMS < 100 || a.Timeouts.TurnMS > 3_600_000:
 		return invalid("field \"timeouts.turn_ms\": want 100 to 3600000 (an hour)")
 	}
-	if a.Model != "" {
+	if _, alias := s.cfg.ModelAliases[a.Model]; a.Model != "" && !alias {
 		if e := checkModelSpec("model", a.Model); e != nil {
 			return e
 		}

@@ -5,19 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weftlabs/weft/internal/redact"
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/redisstore"
 	"github.com/weftlabs/weft/memory/sqlstore"
+	"github.com/weftlabs/weft/platform/config"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/secrets"
 	"github.com/weftlabs/weft/provider"
@@ -43,6 +47,11 @@ type Options struct {
 	RateBurst int
 	// ShutdownTimeout bounds graceful shutdown (default 10 s).
 	ShutdownTimeout time.Duration
+	// Config is the declarative configuration (weft serve --config): its
+	// providers and model aliases configure the server, and its secrets,
+	// knowledge bases, tools and agents are applied to tenant "default" at
+	// start. Its default_model applies when DefaultModel is empty.
+	Config *config.File
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// Logger receives logs; nil means slog.Default().
@@ -79,6 +88,50 @@ func bootstrapAndLog(ctx context.Context, store meta.Store, adminKey, dataDir st
 		log.Info("WEFT_ADMIN_KEY is now the admin key of tenant \"default\"", "key_id", res.created)
 	}
 	return nil
+}
+
+// configuredModels returns how the server opens models: provider.Open
+// with the API key and base URL f sets for each provider (references
+// expanded), and f's model aliases.
+func configuredModels(f *config.File, getenv func(string) string) (func(string) (*llm.Model, error), map[string]string, error) {
+	if f == nil {
+		return func(spec string) (*llm.Model, error) { return provider.Open(spec) }, nil, nil
+	}
+	providers, err := f.ResolvedProviders(config.Env{Getenv: getenv})
+	if err != nil {
+		return nil, nil, err
+	}
+	for name := range providers {
+		if _, ok := provider.Lookup(name); !ok {
+			return nil, nil, fmt.Errorf("providers: unknown provider %q (known: %s)", name, strings.Join(provider.Names(), ", "))
+		}
+	}
+	for alias, spec := range f.Models {
+		name, _, err := provider.ParseSpec(spec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("models: %s: %w", alias, err)
+		}
+		if _, ok := provider.Lookup(name); !ok {
+			return nil, nil, fmt.Errorf("models: %s: unknown provider %q (known: %s)", alias, name, strings.Join(provider.Names(), ", "))
+		}
+	}
+	open := func(spec string) (*llm.Model, error) {
+		name, _, err := provider.ParseSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		var opts []provider.Option
+		if p, ok := providers[name]; ok {
+			if p.APIKey != "" {
+				opts = append(opts, provider.WithAPIKey(p.APIKey))
+			}
+			if p.BaseURL != "" {
+				opts = append(opts, provider.WithBaseURL(p.BaseURL))
+			}
+		}
+		return provider.Open(spec, opts...)
+	}
+	return open, f.Models, nil
 }
 
 // DetectDefaultModel picks the default model from the configured providers:
@@ -192,7 +245,22 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 
+	open, aliases, err := configuredModels(o.Config, o.Getenv)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
 	model := o.DefaultModel
+	if model == "" && o.Config != nil {
+		model = o.Config.DefaultModel
+	}
+	if model == "" && o.Config != nil && len(o.Config.Providers) > 0 {
+		// The configured provider (OpenAI first), with its default model.
+		names := slices.Sorted(maps.Keys(o.Config.Providers))
+		if slices.Contains(names, "openai") {
+			names = []string{"openai"}
+		}
+		model = names[0]
+	}
 	if model == "" {
 		var ok bool
 		model, ok = DetectDefaultModel(o.Getenv)
@@ -200,7 +268,11 @@ func run(ctx context.Context, o Options) error {
 			log.Info("no model provider configured: agents default to the offline demo model scripted/demo; set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server), ANTHROPIC_API_KEY, DEEPSEEK_API_KEY or OLLAMA_HOST to use a real model")
 		}
 	}
-	if _, err := provider.Open(model); err != nil {
+	spec := model
+	if target, ok := aliases[model]; ok {
+		spec = target
+	}
+	if _, err := open(spec); err != nil {
 		return fmt.Errorf("default model %s: %w", model, err)
 	}
 
@@ -225,7 +297,7 @@ func run(ctx context.Context, o Options) error {
 		}
 	}()
 
-	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, Logger: log, KnowledgeURL: o.PostgresURL,
+	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider}
 	if rdb != nil {
@@ -237,6 +309,18 @@ func run(ctx context.Context, o Options) error {
 	}
 	defer srv.Close()
 	tel.gatherer.bind(srv.metrics.reg)
+
+	if o.Config != nil {
+		report, err := srv.applyConfig(ctx, o.Config, config.Env{Getenv: o.Getenv})
+		for _, c := range report {
+			log.Info("config: "+c.Kind+" "+c.Name+" "+c.Action, "id", c.ID, "note", c.Note)
+		}
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+		log.Info("config applied", "created", report.Count(config.Created), "updated", report.Count(config.Updated),
+			"unchanged", report.Count(config.Unchanged), "differs", report.Count(config.Differs))
+	}
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {

@@ -41,8 +41,12 @@ type Config struct {
 	// Redis, when set, carries rate limits and cache invalidation between
 	// replicas.
 	Redis redis.UniversalClient
-	// DefaultModel is the "provider/model" of agents that name none.
+	// DefaultModel is the "provider/model" (or alias) of agents that name
+	// none.
 	DefaultModel string
+	// ModelAliases maps names to "provider/model" specs (the "models" of a
+	// configuration file): agents, and DefaultModel, may name an alias.
+	ModelAliases map[string]string
 	// DefaultEmbeddingModel embeds the chunks of knowledge bases created
 	// without an embedding_model; empty makes them keyword-only.
 	DefaultEmbeddingModel string
@@ -434,6 +438,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) model(spec string) (*llm.Model, error) {
 	if spec == "" {
 		spec = s.cfg.DefaultModel
+	}
+	if target, ok := s.cfg.ModelAliases[spec]; ok {
+		spec = target
 	}
 	s.modelsMu.Lock()
 	defer s.modelsMu.Unlock()

@@ -31,7 +31,7 @@ func newAskCmd(e *env) *cobra.Command {
 		Long: `Ask a model one question and stream its answer to stdout as it is produced.
 
 The prompt is the arguments joined by spaces, or stdin when there are none.
-Without --model, weft uses $WEFT_MODEL, else the first configured provider
+Without --model, weft uses $WEFT_DEFAULT_MODEL, else the first configured provider
 (OpenAI if OPENAI_API_KEY is set, then Anthropic, …), else the offline demo
 model scripted/demo.`,
 		Example: `  weft ask "Why is the sky blue?"
@@ -42,7 +42,7 @@ model scripted/demo.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.model, "model", "m", "", "model as provider/model (default $WEFT_MODEL, else the first configured provider)")
+	f.StringVarP(&o.model, "model", "m", "", "model as provider/model (default $WEFT_DEFAULT_MODEL — or the deprecated $WEFT_MODEL —, else the first configured provider)")
 	f.StringVarP(&o.system, "system", "s", "", "system prompt")
 	f.Float64VarP(&o.temperature, "temperature", "t", 0, "sampling temperature (default: the model's)")
 	f.IntVar(&o.maxTokens, "max-tokens", 0, "cap on the answer's tokens (default: the model's)")

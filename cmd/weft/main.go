@@ -10,7 +10,7 @@
 //
 // Models are named "provider/model". Providers read their standard
 // environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST, …);
-// WEFT_MODEL sets the default model. With nothing configured, weft uses the
+// WEFT_DEFAULT_MODEL sets the default model. With nothing configured, weft uses the
 // offline demo model scripted/demo.
 package main
 

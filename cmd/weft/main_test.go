@@ -269,7 +269,7 @@ func TestAskFailures(t *testing.T) {
 
 func TestDefaultModel(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(llmtest.Reply("from openai"), llmtest.Reply("from WEFT_MODEL"))
+	srv := llmtest.NewServer(llmtest.Reply("from openai"), llmtest.Reply("from WEFT_MODEL"), llmtest.Reply("from WEFT_DEFAULT_MODEL"))
 	defer srv.Close()
 
 	// Nothing configured: the demo model, with a note saying what to set.
@@ -287,12 +287,18 @@ func TestDefaultModel(t *testing.T) {
 		t.Errorf("default openai model %q", got)
 	}
 
-	// WEFT_MODEL wins.
+	// WEFT_DEFAULT_MODEL wins; the deprecated WEFT_MODEL still works, with
+	// a warning, and WEFT_DEFAULT_MODEL wins over it.
 	vars := openaiEnv(srv)
 	vars["WEFT_MODEL"] = "openai/custom-model"
 	r = runCLI(t, t.Context(), vars, "", "ask", "hello")
-	if r.code != 0 || r.stdout != "from WEFT_MODEL\n" || srv.Requests()[1].Model != "custom-model" {
-		t.Errorf("WEFT_MODEL: code %d stdout %q model %q", r.code, r.stdout, srv.Requests()[1].Model)
+	if r.code != 0 || r.stdout != "from WEFT_MODEL\n" || srv.Requests()[1].Model != "custom-model" || !strings.Contains(r.stderr, "WEFT_MODEL is deprecated: set WEFT_DEFAULT_MODEL") {
+		t.Errorf("WEFT_MODEL: code %d stdout %q stderr %q model %q", r.code, r.stdout, r.stderr, srv.Requests()[1].Model)
+	}
+	vars["WEFT_DEFAULT_MODEL"] = "openai/preferred-model"
+	r = runCLI(t, t.Context(), vars, "", "ask", "hello")
+	if r.code != 0 || r.stdout != "from WEFT_DEFAULT_MODEL\n" || srv.Requests()[2].Model != "preferred-model" || r.stderr != "" {
+		t.Errorf("WEFT_DEFAULT_MODEL: code %d stdout %q stderr %q model %q", r.code, r.stdout, r.stderr, srv.Requests()[2].Model)
 	}
 
 	// Anthropic comes next when OpenAI is not configured.
@@ -387,7 +393,7 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cmd := exec.CommandContext(t.Context(), bin, "ask", "--model", "scripted/echo", "hello")
-	cmd.Env = append(os.Environ(), "WEFT_MODEL=")
+	cmd.Env = append(os.Environ(), "WEFT_MODEL=", "WEFT_DEFAULT_MODEL=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -407,7 +413,7 @@ func TestBinary(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Turn{Text: "never arrives", ChunkDelay: time.Hour})
 	defer srv.Close()
 	cmd = exec.CommandContext(t.Context(), bin, "ask", "--model", "openai/gpt-test", "hello")
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL(), "WEFT_MODEL=")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL(), "WEFT_MODEL=", "WEFT_DEFAULT_MODEL=")
 	stderr.Reset()
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

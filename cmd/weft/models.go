@@ -51,7 +51,7 @@ func newModelsCmd(e *env) *cobra.Command {
 				return err
 			}
 			spec, _ := defaultModel(e.getenv)
-			fmt.Fprintf(e.stdout, "\nDefault model: %s (set WEFT_MODEL or pass --model to change it)\n", spec)
+			fmt.Fprintf(e.stdout, "\nDefault model: %s (set WEFT_DEFAULT_MODEL or pass --model to change it)\n", spec)
 			return nil
 		},
 	}

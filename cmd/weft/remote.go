@@ -40,11 +40,21 @@ func (r *remoteFlags) registerJSON(cmd *cobra.Command) {
 // With no key given, it uses the admin key a local weft serve wrote, and
 // says so on stderr.
 func (r *remoteFlags) client(e *env) (*client.Client, error) {
-	url := firstNonEmpty(r.url, e.getenv("WEFT_URL"), defaultURL)
+	url, key, err := r.resolve(e)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(url, key, client.WithUserAgent("weft-cli")), nil
+}
+
+// resolve returns the server's URL and the API key the flags and
+// environment name.
+func (r *remoteFlags) resolve(e *env) (url, key string, err error) {
+	url = firstNonEmpty(r.url, e.getenv("WEFT_URL"), defaultURL)
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
 	}
-	key := firstNonEmpty(r.key, e.getenv("WEFT_API_KEY"))
+	key = firstNonEmpty(r.key, e.getenv("WEFT_API_KEY"))
 	if key == "" {
 		b, err := os.ReadFile(adminKeyFile)
 		switch {
@@ -52,12 +62,12 @@ func (r *remoteFlags) client(e *env) (*client.Client, error) {
 			key = strings.TrimSpace(string(b))
 			fmt.Fprintf(e.stderr, "weft: using the admin key in ./%s (set WEFT_API_KEY or pass --key to use another)\n", adminKeyFile)
 		case errors.Is(err, os.ErrNotExist):
-			return nil, usageError{fmt.Errorf("no API key: pass --key or set WEFT_API_KEY (weft serve writes the admin key to ./%s on first start)", adminKeyFile)}
+			return "", "", usageError{fmt.Errorf("no API key: pass --key or set WEFT_API_KEY (weft serve writes the admin key to ./%s on first start)", adminKeyFile)}
 		default:
-			return nil, fmt.Errorf("reading the admin key: %w", err)
+			return "", "", fmt.Errorf("reading the admin key: %w", err)
 		}
 	}
-	return client.New(url, key, client.WithUserAgent("weft-cli")), nil
+	return url, key, nil
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -49,7 +49,7 @@ Weft's agent platform.
 
 Models are named provider/model, e.g. openai/gpt-4o-mini. Providers read their
 standard environment variables; run "weft models" to see which are configured.
-WEFT_MODEL sets the default model.`,
+WEFT_DEFAULT_MODEL sets the default model (of every command and of weft serve).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -71,6 +71,7 @@ WEFT_MODEL sets the default model.`,
 		newKBCmd(e),
 		newAdminCmd(e),
 		newKeyCmd(e),
+		newApplyCmd(e),
 	)
 	return root
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weftlabs/weft/platform"
+	"github.com/weftlabs/weft/platform/config"
 )
 
 type serveOptions struct {
 	addr, data, postgres, redis, model string
+	config                             string
 	rateLimit                          float64
 	rateBurst                          int
 	logFormat, logLevel                string
@@ -38,10 +40,17 @@ standard variables (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
 OLLAMA_HOST, …); with none, agents default to the offline demo model
 scripted/demo.
 
+--config weft.yaml declares, by name, model providers (keys from the
+environment or secret files), model aliases, the default model, tenant
+secrets, knowledge bases, tools and agents; the objects are applied to tenant
+"default" at every start (created, updated or left unchanged; see weft apply,
+which applies the same files to a running server).
+
 SIGINT or SIGTERM shuts down gracefully: open streams end with an error event,
 partial answers are saved, and the process exits within 10 s.`,
 		Example: `  weft serve
   weft serve --addr 0.0.0.0:8080 --data /var/lib/weft
+  weft serve --config weft.yaml
   WEFT_ADMIN_KEY=... weft serve --postgres postgres://weft@db/weft --redis redis://cache:6379/0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,21 +61,30 @@ partial answers are saved, and the process exits within 10 s.`,
 			if !f.Changed("redis") {
 				o.redis = e.getenv("WEFT_REDIS_URL")
 			}
-			if !f.Changed("model") {
-				o.model = e.getenv("WEFT_DEFAULT_MODEL")
-			}
-			if o.model != "" {
-				if err := checkProvider(o.model); err != nil {
-					return err
-				}
-			}
 			log, err := newLogger(e.stderr, o.logFormat, o.logLevel)
 			if err != nil {
 				return err
 			}
+			if !f.Changed("model") {
+				var warning string
+				if o.model, warning = envModel(e.getenv); warning != "" {
+					log.Warn(warning)
+				}
+			}
+			var file *config.File
+			if o.config != "" {
+				if file, err = config.Load(o.config, e.stdin); err != nil {
+					return fmt.Errorf("--config: %w", err)
+				}
+			}
+			if _, alias := file.Alias(o.model); o.model != "" && !alias {
+				if err := checkProvider(o.model); err != nil {
+					return err
+				}
+			}
 			err = platform.Run(cmd.Context(), platform.Options{
 				Addr: o.addr, DataDir: o.data, PostgresURL: o.postgres, RedisURL: o.redis,
-				AdminKey: e.getenv("WEFT_ADMIN_KEY"), DefaultModel: o.model,
+				AdminKey: e.getenv("WEFT_ADMIN_KEY"), DefaultModel: o.model, Config: file,
 				RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 				Getenv: e.getenv, Logger: log,
 			})
@@ -81,7 +99,8 @@ partial answers are saved, and the process exits within 10 s.`,
 	f.StringVar(&o.data, "data", "weft-data", "directory of the embedded stores and admin.key")
 	f.StringVar(&o.postgres, "postgres", "", "PostgreSQL DSN for metadata and sessions (default $WEFT_POSTGRES_URL)")
 	f.StringVar(&o.redis, "redis", "", "Redis URL for sessions, rate limits and cache invalidation (default $WEFT_REDIS_URL)")
-	f.StringVarP(&o.model, "model", "m", "", "default model of agents that name none (default $WEFT_DEFAULT_MODEL, else the first configured provider, else scripted/demo)")
+	f.StringVarP(&o.model, "model", "m", "", "default model of agents that name none (default $WEFT_DEFAULT_MODEL, else the config file's default_model, else the first configured provider, else scripted/demo)")
+	f.StringVarP(&o.config, "config", "c", "", "configuration file (or directory) of providers, model aliases, secrets, knowledge bases, tools and agents, applied at start")
 	f.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second allowed per API key (default 20; negative disables)")
 	f.IntVar(&o.rateBurst, "rate-burst", 0, "burst of requests allowed per API key (default twice --rate-limit)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")

@@ -43,7 +43,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		return err
 	}
 	defer store.Close()
-	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_MODEL"), "scripted/demo"))
+	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_DEFAULT_MODEL"), "scripted/demo"))
 	if err != nil {
 		return err
 	}

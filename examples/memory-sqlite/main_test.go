@@ -8,7 +8,7 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	t.Setenv("WEFT_MODEL", "")
+	t.Setenv("WEFT_DEFAULT_MODEL", "")
 	db := filepath.Join(t.TempDir(), "memory.db")
 	var out strings.Builder
 	if err := run(context.Background(), &out, []string{db}); err != nil {

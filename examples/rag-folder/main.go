@@ -41,7 +41,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 	if len(args) > 1 {
 		question = strings.Join(args[1:], " ")
 	}
-	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_MODEL"), "scripted/demo"))
+	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_DEFAULT_MODEL"), "scripted/demo"))
 	if err != nil {
 		return err
 	}

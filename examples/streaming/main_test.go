@@ -18,7 +18,7 @@ func (p *pieces) Write(b []byte) (int, error) {
 }
 
 func TestRun(t *testing.T) {
-	t.Setenv("WEFT_MODEL", "")
+	t.Setenv("WEFT_DEFAULT_MODEL", "")
 	var out pieces
 	if err := run(context.Background(), &out, []string{"stream", "these", "words"}); err != nil {
 		t.Fatal(err)

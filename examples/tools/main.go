@@ -47,7 +47,7 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, args []string) error {
-	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_MODEL"), "scripted/demo"))
+	model, err := provider.Open(cmp.Or(os.Getenv("WEFT_DEFAULT_MODEL"), "scripted/demo"))
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	t.Setenv("WEFT_MODEL", "")
+	t.Setenv("WEFT_DEFAULT_MODEL", "")
 	var out strings.Builder
 	if err := run(context.Background(), &out, nil); err != nil {
 		t.Fatal(err)
