@@ -155,3 +155,31 @@ func TestModelAliases(t *testing.T) {
 	}
 	e.wantError(e.do(e.admin, "POST", "/v1/agents", map[string]any{"name": "slow", "model": "slow"}, nil), http.StatusBadRequest, CodeInvalidRequest)
 }
+
+// Two replicas started together apply the same file at the same moment:
+// both succeed and each object exists once.
+func TestApplyConfigConcurrent(t *testing.T) {
+	e := newEnv(t, nil)
+	env := config.Env{Getenv: func(k string) string { return map[string]string{"CRM_TOKEN": "crm-token-1234"}[k] }}
+	target := config.Target{BaseURL: e.http.URL, Key: e.admin}
+	for round, y := range []string{applyYAML, strings.Replace(applyYAML, "The weather in a city.", "The weather.", 1)} {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := config.Apply(context.Background(), target, parseApply(t, y), env)
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		var agents, tools []map[string]any
+		e.do(e.admin, "GET", "/v1/agents", nil, &agents)
+		e.do(e.admin, "GET", "/v1/tools", nil, &tools)
+		if len(agents) != 2 || len(tools) != 1 {
+			t.Fatalf("round %d: %d agents, %d tools", round, len(agents), len(tools))
+		}
+	}
+}

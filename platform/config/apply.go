@@ -289,11 +289,19 @@ func (a *applier) apply(ctx context.Context, k kind, decl []Object) error {
 			}
 			a.report = append(a.report, Change{Kind: k.label, Name: name, Action: action, ID: id, Note: note(diff)})
 		case k.replace:
-			if _, err := a.call(ctx, http.MethodDelete, k.path+"/"+url.PathEscape(id), nil, nil); err != nil {
+			// Another replica applying the same file at the same moment may
+			// have replaced it already: its delete leaves ours a 404, its
+			// create makes ours a 409, and the result is the same.
+			if _, err := a.call(ctx, http.MethodDelete, k.path+"/"+url.PathEscape(id), nil, nil); err != nil && !isStatus(err, http.StatusNotFound) {
 				return fmt.Errorf("%s %q: %w", k.label, name, err)
 			}
 			var got map[string]any
-			if _, err := a.call(ctx, http.MethodPost, k.path, d, &got); err != nil {
+			if _, err := a.call(ctx, http.MethodPost, k.path, d, &got); isStatus(err, http.StatusConflict) {
+				if current, err = a.list(ctx, k); err != nil {
+					return err
+				}
+				got = current[name]
+			} else if err != nil {
 				return fmt.Errorf("%s %q: %w", k.label, name, err)
 			}
 			newID, _ := got["id"].(string)
@@ -306,6 +314,12 @@ func (a *applier) apply(ctx context.Context, k kind, decl []Object) error {
 		}
 	}
 	return nil
+}
+
+// isStatus reports whether err is an API answer of that status.
+func isStatus(err error, status int) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == status
 }
 
 // differences lists the declared fields whose value differs from the
