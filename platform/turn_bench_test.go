@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,7 +29,8 @@ import (
 // network: the handler is called directly) with a scripted model, on each
 // session store, from 32 concurrent clients over 256 sessions that each
 // hold 10 turns of history (the agent's window keeps exactly those). Besides ns/op and allocs/op it reports
-// cpu-µs/turn, the process's CPU time (user + system, every thread) per
+// written-KiB/turn (bytes written by the process per turn: SQLite's WAL
+// frames) and cpu-µs/turn, the process's CPU time (user + system, every thread) per
 // turn: on a machine shared with other work wall time mostly measures
 // waiting for a core, CPU time what a turn costs. The metadata store is
 // SQLite throughout; Redis rows need WEFT_TEST_REDIS_URL.
@@ -109,7 +111,7 @@ func benchTurns(b *testing.B, sessions memory.Store) {
 	}
 	b.SetParallelism(16) // 32 clients on 2 cores
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0, w0 := cpuTime(), writtenBytes()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -121,6 +123,24 @@ func benchTurns(b *testing.B, sessions memory.Store) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/turn")
+	b.ReportMetric(float64(writtenBytes()-w0)/1024/float64(b.N), "written-KiB/turn")
+}
+
+// writtenBytes is what the process has written through write system calls
+// so far (wchar of /proc/self/io: the SQLite WAL's frames, the HTTP
+// answers); 0 where there is no /proc.
+func writtenBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // benchQuery is the i-th query: a dozen words, echoed by the model.

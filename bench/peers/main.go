@@ -159,6 +159,7 @@ func run(ctx context.Context, rate float64, d time.Duration, concurrency int, re
 		}
 	}
 	c := newClient()
+	var firstErrs []string
 	fmt.Printf("peers: %s, rate %.0f/s, %s per run, %d streaming clients\n", time.Now().UTC().Format(time.RFC3339), rate, d, concurrency)
 	for _, hs := range strings.Split(histories, ",") {
 		var h int
@@ -188,10 +189,14 @@ func run(ctx context.Context, rate float64, d time.Duration, concurrency int, re
 			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t\n", labels[name], r.Achieved, r.Errors, fmtDur(r.pct(.5)), fmtDur(r.pct(.99)),
 				fmtDur(r.pct(.5)-base.pct(.5)), fmtDur(r.pct(.99)-base.pct(.99)), fmtDur(r.cpuPerTurn()))
 			if r.FirstError != "" {
-				fmt.Fprintf(tw, "  first error: %.200s\t\t\t\t\t\t\t\t\n", r.FirstError)
+				firstErrs = append(firstErrs, fmt.Sprintf("first error of %s: %.300s", labels[name], r.FirstError))
 			}
 		}
 		tw.Flush()
+		for _, e := range firstErrs {
+			fmt.Println(e)
+		}
+		firstErrs = nil
 	}
 
 	fmt.Printf("\nStreamed turns (50-chunk echo), %d clients, closed loop, new conversations\n", concurrency)
@@ -235,10 +240,13 @@ func run(ctx context.Context, rate float64, d time.Duration, concurrency int, re
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%s\t%s\t%s\t\n", labels[name], r.Achieved, r.Errors, fmtDur(r.pct(.5)), fmtDur(r.pct(.99)), fmtDur(r.cpuPerTurn()), of)
 		if r.FirstError != "" {
-			fmt.Fprintf(tw, "  first error: %.200s\t\t\t\t\t\t\t\n", r.FirstError)
+			firstErrs = append(firstErrs, fmt.Sprintf("first error of %s: %.300s", labels[name], r.FirstError))
 		}
 	}
 	tw.Flush()
+	for _, e := range firstErrs {
+		fmt.Println(e)
+	}
 	fmt.Println("\nLatencies are from the scheduled send; added = target − direct call at the same rate, same run.")
 	fmt.Println("Server CPU/turn is the target process's CPU time (user+system, /proc, 10 ms ticks) per completed turn.")
 	return nil

@@ -10,6 +10,10 @@
 //	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
 //	memory_locks     (tenant, agent, session) → token ("<owner>/<random>"), expires_at: the Locker's leases
 //
+// On SQLite, memory_messages and memory_locks are WITHOUT ROWID tables
+// keyed by their primary key and there is no window index (migration 4):
+// an append writes two b-trees, a lease one.
+//
 // Times are Unix nanoseconds. A plain message (one text part, nothing
 // else) is stored as "~<role>|<text>", any other as JSON (see codec.go).
 //
