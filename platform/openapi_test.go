@@ -44,7 +44,7 @@ const howToDocument = `
 Document the route in docs/openapi.yaml (path, operation, request and response schemas, at least one
 example) and in docs/api.md (a few lines of prose). Examples are run against a test server: the ids
 of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer,
-key_reader, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture go in
+key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture go in
 openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
 (default: the response holding an example of the same name, else the one 2xx response), x-key
 which key sends it (admin, tenant or none).`
@@ -300,6 +300,7 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 	var key keyResponse
 	must(e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "reader"}, &key), 201, "api key")
 	f.subst["key_reader"], f.keys["tenant"] = key.ID, key.Key
+	f.subst["key_admin"], _, _ = parseKey(e.admin)
 
 	must(e.do(e.admin, "PUT", "/v1/secrets/CRM_TOKEN", map[string]any{"value": "s3cr3t-token"}, nil), 201, "secret")
 
