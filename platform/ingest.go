@@ -561,18 +561,31 @@ func (q *ingestion) fetch(ctx context.Context, up *upload) *apiError {
 }
 
 // htmlToMarkdown renders a web page as Markdown with the HTML loader (under
-// its limits), its title as the first heading.
+// its limits), its title as the first heading, without control characters.
 func (q *ingestion) htmlToMarkdown(ctx context.Context, name string, page []byte) ([]byte, error) {
 	ld := loader.New(append(slices.Clone(q.opts.Loader), loader.WithFormat(loader.HTML))...)
 	doc, err := ld.Load(ctx, name, bytes.NewReader(page))
 	if err != nil {
 		return nil, err
 	}
-	text := doc.Text
+	text := strings.Map(dropControl, doc.Text)
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%s: %w", name, rag.ErrEmptyDocument)
+	}
 	if title := doc.Metadata[rag.MetaTitle]; title != "" && !strings.HasPrefix(text, "# ") {
-		text = "# " + strings.Join(strings.Fields(title), " ") + "\n\n" + text
+		text = "# " + strings.Join(strings.Fields(strings.Map(dropControl, title)), " ") + "\n\n" + text
 	}
 	return []byte(text), nil
+}
+
+// dropControl drops the control characters a page's text may carry (the
+// HTML parser keeps them) but that would make the stored Markdown read as
+// binary; line breaks and tabs stay.
+func dropControl(r rune) rune {
+	if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7F {
+		return -1
+	}
+	return r
 }
 
 // httpClient is the client of fetches: through the server's outbound guard.
