@@ -46,6 +46,8 @@ type apiError struct {
 	Param string `json:"-"`
 	// cause is the error behind an internal error: logged, never answered.
 	cause error
+	// retryAfter, when positive, is sent as Retry-After (seconds).
+	retryAfter int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -93,6 +95,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, e *apiError) {
 	if sw, ok := w.(*statusWriter); ok && e.cause != nil {
 		sw.cause = e.cause
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	writeJSON(w, e.Status, api.Error{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}})
 }

@@ -21,6 +21,9 @@ type metrics struct {
 	activeStreams prometheus.Gauge
 	authFailures  prometheus.Counter
 	toolCalls     *prometheus.CounterVec
+	// cost and budgetRefusals: see usage.go.
+	cost           *prometheus.CounterVec
+	budgetRefusals prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -59,7 +62,14 @@ func newMetrics() *metrics {
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weft_tool_calls_total", Help: "Tool calls by outcome (ok, error).",
 		}, []string{"outcome"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weft_cost_usd_total", Help: "Model cost in US dollars by model, from the price table.",
+		}, []string{"model"}),
+		budgetRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weft_budget_refusals_total", Help: "Turns refused because a budget was spent.",
+		}),
 	}
+	m.reg.MustRegister(m.cost, m.budgetRefusals)
 	m.reg.MustRegister(m.requests, m.requestTime, m.turns, m.turnLatency, m.firstToken, m.tokens, m.modelErrors, m.activeStreams, m.authFailures, m.toolCalls)
 	return m
 }

@@ -18,6 +18,16 @@ func (s *Server) extraRoutes() {
 	s.handle("POST /v1/chat/cancel", s.cancelTurn)
 	s.handle("GET /v1/models", s.openaiModels)
 	s.handle("POST /v1/chat/completions", s.openaiChat)
+	if s.traces != nil {
+		s.handle("GET /v1/sessions/{id}/messages/{message}/trace", s.turnTraceRoute)
+	}
+	if s.accounting != nil {
+		s.handle("GET /v1/usage", s.usage)
+		s.handle("GET /v1/prices", s.prices)
+		s.handle("GET /v1/budgets", s.listBudgets)
+		s.handle("PUT /v1/budgets", s.putBudget)
+		s.handle("DELETE /v1/budgets/{id}", s.deleteBudget)
+	}
 }
 
 // cancelTurn: POST /v1/chat/cancel {session_id | message_id} stops the

@@ -284,6 +284,14 @@ func run(ctx context.Context, o Options) error {
 		log.Info("generated the key tenant secrets are encrypted under", "path", filepath.Join(o.DataDir, secrets.KeyFile))
 	}
 
+	prices, err := ParsePrices(o.Getenv("WEFT_PRICES"))
+	if err != nil {
+		return err
+	}
+	retention, err := parseRetention(o.Getenv("WEFT_TRACE_RETENTION"))
+	if err != nil {
+		return err
+	}
 	tel, err := startTelemetry(ctx, o.Getenv)
 	if err != nil {
 		return err
@@ -299,7 +307,8 @@ func run(ctx context.Context, o Options) error {
 
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
-		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider}
+		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider, Prices: prices,
+		TraceRetention: retention}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}

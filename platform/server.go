@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -89,6 +90,13 @@ type Config struct {
 	// Ingestion bounds document ingestion: workers, per-tenant concurrency
 	// and the loader's limits.
 	Ingestion IngestOptions
+	// Prices override or extend the price table of model costs (USD per
+	// million tokens, see usage.go); weft serve reads WEFT_PRICES.
+	Prices map[string]Price
+	// TraceRetention is how long turn traces are kept (default
+	// DefaultTraceRetention); negative keeps none. weft serve reads
+	// WEFT_TRACE_RETENTION.
+	TraceRetention time.Duration
 	// TracerProvider and MeterProvider receive the server's spans and
 	// OpenTelemetry metrics (see telemetry.go); nil means none. weft serve
 	// sets them from the OTEL_* variables.
@@ -113,7 +121,12 @@ type Server struct {
 	limiter  Limiter
 	metrics  *metrics
 	otel     *otelInstruments
-	bus      *bus
+	// accounting records usage and enforces budgets; nil when the
+	// metadata store keeps no usage.
+	accounting *accounting
+	// traces keeps turn traces; nil when none are kept.
+	traces *traces
+	bus    *bus
 
 	keys   *cache[meta.APIKey]
 	agents *cache[meta.Agent]
@@ -225,6 +238,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("platform: %w", err)
 		}
 		s.secrets = secrets.New(ss, box)
+	}
+	if us, ok := cfg.Meta.(usageStore); ok {
+		s.accounting = newAccounting(s, us, cfg.Prices)
+	}
+	if ts, ok := cfg.Meta.(traceStore); ok && cfg.TraceRetention >= 0 {
+		s.traces = &traces{store: ts, retention: cmp.Or(cfg.TraceRetention, DefaultTraceRetention)}
 	}
 	s.toolSources = append(s.toolSources, s.delegateTools)
 	if ts, ok := cfg.Meta.(toolStore); ok {

@@ -207,6 +207,34 @@ func newOtelInstruments(tp trace.TracerProvider, mp metric.MeterProvider) *otelI
 	return o
 }
 
+// recordModelCall records one model call's GenAI metrics.
+func (o *otelInstruments) recordModelCall(ctx context.Context, model string, seconds float64, input, output int, failed string) {
+	provider, name := splitModel(model)
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", provider),
+		attribute.String("gen_ai.request.model", name),
+	}
+	if failed != "" {
+		attrs = append(attrs, attribute.String("error.type", failed))
+	}
+	o.opDuration.Record(ctx, seconds, metric.WithAttributes(attrs...))
+	if failed != "" {
+		return
+	}
+	o.tokenUsage.Record(ctx, int64(input), metric.WithAttributes(append(attrs, attribute.String("gen_ai.token.type", "input"))...))
+	o.tokenUsage.Record(ctx, int64(output), metric.WithAttributes(append(attrs, attribute.String("gen_ai.token.type", "output"))...))
+}
+
+// splitModel splits "provider/model" (a model's name as the platform
+// knows it); a name without provider is its own.
+func splitModel(spec string) (provider, model string) {
+	if p, m, ok := strings.Cut(spec, "/"); ok {
+		return p, m
+	}
+	return spec, spec
+}
+
 // serverSpan starts the span of an HTTP request to route, continuing the
 // caller's trace (traceparent); span is nil when tracing is off.
 func (o *otelInstruments) serverSpan(r *http.Request, route string) (*http.Request, trace.Span) {

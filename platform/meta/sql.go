@@ -237,6 +237,42 @@ var migrations = []string{
 	`ALTER TABLE documents ADD COLUMN content_hash TEXT NOT NULL DEFAULT '';
 	ALTER TABLE documents ADD COLUMN source_url TEXT NOT NULL DEFAULT '';
 	ALTER TABLE documents ADD COLUMN format TEXT NOT NULL DEFAULT ''`,
+	// Usage per tenant, day, agent, key and model; budgets per tenant or
+	// key; the compact trace of each turn (see usage.go, traces.go).
+	`CREATE TABLE usage_daily (
+		tenant_id TEXT NOT NULL,
+		day TEXT NOT NULL,
+		agent_id TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		model TEXT NOT NULL,
+		turns {int64} NOT NULL,
+		prompt_tokens {int64} NOT NULL,
+		completion_tokens {int64} NOT NULL,
+		cost_nanos {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, day, agent_id, key_id, model)
+	);
+	CREATE TABLE budgets (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		period TEXT NOT NULL,
+		max_tokens {int64} NOT NULL,
+		max_cost_nanos {int64} NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id),
+		UNIQUE (tenant_id, key_id, period)
+	);
+	CREATE TABLE turn_traces (
+		tenant_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		agent_id TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		data TEXT NOT NULL,
+		PRIMARY KEY (tenant_id, session_id, message_id)
+	);
+	CREATE INDEX turn_traces_created ON turn_traces(created_at);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
