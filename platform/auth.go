@@ -120,6 +120,8 @@ func (s *Server) requireAuth(h http.HandlerFunc) http.HandlerFunc {
 					secs = 1
 				}
 				w.Header().Set("Retry-After", itoa(secs))
+				s.log.WarnContext(r.Context(), "request refused: rate limited", "request_id", requestID(r.Context()),
+					"tenant", p.Tenant, "key_id", p.Key.ID, "method", r.Method, "path", r.URL.Path, "retry_after_s", secs)
 				writeError(w, errorf(http.StatusTooManyRequests, CodeRateLimited, "rate limit exceeded for this API key; retry after %d s", secs))
 				return
 			}

@@ -46,6 +46,10 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 		writeError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
 		return
 	}
+	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
+		writeError(w, e)
+		return
+	}
 	idem := r.Header.Get("Idempotency-Key")
 	if idem != "" {
 		idem = agent.ID + ":" + idem

@@ -117,17 +117,17 @@ func agentParams(a meta.Agent) ai.Params {
 }
 
 // recall retrieves from the agent's knowledge bases and returns the
-// augmented user message with the fragments found. Retrieval is an
-// enhancement: failures are logged and the turn goes on without context.
-func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []api.RagFragment) {
+// augmented user message with the fragments found, and whether it
+// retrieved at all. Retrieval is an enhancement: on failure the turn goes
+// on without context (the turn's observer logs the error).
+func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []api.RagFragment, bool, error) {
 	aug := rag.Augmentation{Message: msg}
 	if len(agent.KnowledgeBaseIDs) == 0 || s.knowledge == nil {
-		return aug, nil
+		return aug, nil, false, nil
 	}
 	got, frags, err := s.knowledge.recall(ctx, agent, in.query, msg)
 	if err != nil {
-		s.log.WarnContext(ctx, "retrieval failed; answering without knowledge", "agent", agent.ID, "err", err)
-		return aug, nil
+		return aug, nil, true, err
 	}
-	return got, frags
+	return got, frags, true, nil
 }

@@ -336,6 +336,10 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
 		return
 	}
+	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
 	if img := firstImage(&req); img != "" && agent.Remote == nil {
 		model, err := s.model(agent.Model)
 		if err == nil && !model.Capabilities().Vision {
@@ -448,7 +452,7 @@ func writeOpenAIError(w http.ResponseWriter, e *apiError) {
 		status = http.StatusBadRequest
 	}
 	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", strconv.Itoa(1))
+		w.Header().Set("Retry-After", strconv.Itoa(max(e.retryAfter, 1)))
 	}
 	writeJSON(w, status, openAIErrorBody(e))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -138,7 +139,6 @@ type turnInfo struct {
 	messageID string
 	model     string
 	depth     int
-	stream    bool
 }
 
 // turnObserver observes one turn. Its methods are called from the turn's
@@ -161,7 +161,7 @@ type turnObserver struct {
 // children).
 func (s *Server) observeTurn(ctx context.Context, info turnInfo) (context.Context, *turnObserver) {
 	now := time.Now()
-	o := &turnObserver{s: s, info: info, start: now, mark: now, calls: map[string]time.Time{}}
+	o := &turnObserver{s: s, info: info, start: now, mark: now}
 	o.trace = turnTrace{MessageID: info.messageID, SessionID: info.sessionID, AgentID: info.agent.ID, Agent: info.agent.Name,
 		Model: info.model, Depth: info.depth, StartedAt: now.UTC(), Steps: []traceStep{}}
 	if s.otel.on {
@@ -275,6 +275,9 @@ func (o *turnObserver) toolCall(id string) {
 		return
 	}
 	now := time.Now()
+	if o.calls == nil {
+		o.calls = map[string]time.Time{}
+	}
 	o.calls[id] = now
 	// The model call that asked for the tool ended when it was asked.
 	if now.After(o.mark) {
@@ -355,15 +358,15 @@ func (o *turnObserver) finish(outcome string, usage llm.Usage, failure string) f
 	}
 
 	// The operator's line: who, what model, how much, how long, how it
-	// ended — never the content.
-	attrs := []any{"request_id", requestID(o.ctx), "tenant", o.info.tenant, "agent", o.info.agent.ID, "session", o.info.sessionID,
-		"message", o.info.messageID, "key_id", o.info.keyID, "model", o.info.model,
-		"prompt_tokens", usage.PromptTokens, "completion_tokens", usage.CompletionTokens, "cost_usd", t.CostUSD,
-		"latency_ms", t.DurationMS, "steps", len(t.Steps), "outcome", outcome}
-	if o.info.depth > 0 {
-		attrs = append(attrs, "depth", o.info.depth)
+	// ended — never the content. Typed attributes: no boxing.
+	if o.s.log.Enabled(o.ctx, slog.LevelInfo) {
+		o.s.log.LogAttrs(o.ctx, slog.LevelInfo, "turn",
+			slog.String("request_id", requestID(o.ctx)), slog.String("tenant", o.info.tenant), slog.String("agent", o.info.agent.ID),
+			slog.String("session", o.info.sessionID), slog.String("message", o.info.messageID), slog.String("key_id", o.info.keyID),
+			slog.String("model", o.info.model), slog.Int("prompt_tokens", usage.PromptTokens), slog.Int("completion_tokens", usage.CompletionTokens),
+			slog.Float64("cost_usd", t.CostUSD), slog.Int64("latency_ms", t.DurationMS), slog.Int("steps", len(t.Steps)),
+			slog.Int("depth", o.info.depth), slog.String("outcome", outcome))
 	}
-	o.s.log.InfoContext(o.ctx, "turn", attrs...)
 	return t.CostUSD
 }
 

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -74,15 +75,21 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 		s.metrics.turns.WithLabelValues(outcome).Inc()
 		s.metrics.turnLatency.Observe(time.Since(start).Seconds())
 	}()
+	agent := in.agent
+	// The observer keeps the turn's trace, usage, spans and log line (see
+	// traces.go).
+	ctx, obs := s.observeTurn(ctx, turnInfo{tenant: agent.TenantID, keyID: principalFrom(ctx).Key.ID, agent: agent,
+		sessionID: in.session.ID, messageID: in.answerID, model: cmp.Or(agent.Model, s.cfg.DefaultModel), depth: in.depth})
 	fail := func(code string, e *apiError, partial bool) *turnError {
 		outcome = code
+		obs.finish(code, llm.Usage{}, e.Message)
 		return &turnError{api: e, partial: partial}
 	}
-	agent := in.agent
 	model, err := s.model(agent.Model)
 	if err != nil {
 		return nil, fail(CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "agent %q: model %q: %v", agent.Name, agent.Model, err), false)
 	}
+	obs.info.model = model.Name()
 	key := sessionKey(in.session)
 
 	if l, ok := s.sessions.(memory.Locker); ok {
@@ -106,7 +113,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	defer cancelTurn()
 
 	if agent.Remote != nil {
-		return s.runRemoteTurn(ctx, in, start)
+		ans, terr := s.runRemoteTurn(ctx, in, start)
+		if terr != nil {
+			outcome = terr.api.Code
+			obs.finish(terr.api.Code, llm.Usage{}, terr.api.Message)
+			return nil, terr
+		}
+		ans.CostUSD = obs.finish("ok", llm.Usage{PromptTokens: ans.Usage.PromptTokens, CompletionTokens: ans.Usage.CompletionTokens, TotalTokens: ans.Usage.TotalTokens}, "")
+		return ans, nil
 	}
 
 	eng, err := s.engineFor(ctx, agent, model, in)
@@ -124,7 +138,11 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	}
 
 	// Retrieval first: the window must leave room for what it brings.
-	aug, frags := s.recall(ctx, agent, in, userMsg)
+	rstart := time.Now()
+	aug, frags, recalled, rerr := s.recall(ctx, agent, in, userMsg)
+	if recalled {
+		obs.retrieval(rstart, frags, rerr)
+	}
 	if len(frags) > 0 && in.sink != nil {
 		in.sink("retrieval", map[string]any{"type": "retrieval", "rag_fragments": frags})
 	}
@@ -199,11 +217,13 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 				serr = in.sink("message.delta", map[string]any{"type": "message.delta", "text": ev.Text})
 			}
 		case ai.EventToolCall:
+			obs.toolCall(ev.ToolCall.ID)
 			if in.sink != nil {
 				serr = in.sink("tool.call", map[string]any{"type": "tool.call", "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": argumentsJSON(ev.ToolCall.Arguments)})
 			}
 		case ai.EventToolResult:
 			x := ev.Execution
+			obs.toolResult(x.Call.ID, x.Call.Name, argumentsJSON(x.Call.Arguments), !x.IsError, x.Content)
 			if in.sink != nil {
 				data := map[string]any{"type": "tool.result", "id": x.Call.ID, "name": x.Call.Name, "ok": !x.IsError}
 				if x.IsError {
@@ -215,6 +235,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 			}
 		case ai.EventUsage:
 			usage = usage.Add(ev.Usage)
+			obs.modelCall(ev.Usage)
 		case ai.EventDone:
 			out = ev.Outcome
 		}
@@ -237,7 +258,10 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 		}
 		s.touch(persistCtx, in.session)
 		s.recordUsage(model.Name(), usage)
-		return nil, fail(s.classifyTurnError(ctx, runErr, model.Name()))
+		code, e, partial := s.classifyTurnError(ctx, runErr, model.Name())
+		outcome = code
+		obs.finish(code, usage, e.Message)
+		return nil, &turnError{api: e, partial: partial}
 	}
 
 	// The answer, with the tool rounds that led to it.
@@ -274,6 +298,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	}
 	ans.Usage = api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
 	ans.LatencyMS = time.Since(start).Milliseconds()
+	ans.CostUSD = obs.finish("ok", out.Usage, "")
 	return ans, nil
 }
 

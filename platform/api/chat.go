@@ -29,6 +29,9 @@ type ChatAnswer struct {
 	LatencyMS    int64             `json:"latency_ms"`
 	// Model is the model that answered.
 	Model string `json:"model,omitempty"`
+	// CostUSD is what the turn cost by the server's price table (0 for a
+	// model it does not price).
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // RagFragment is a chunk recalled from a knowledge base.

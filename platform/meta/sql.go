@@ -85,7 +85,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{qKeyByID, qAgent, qSession, qTouchSession} {
+	for _, q := range []string{qKeyByID, qAgent, qSession, qTouchSession, qAddUsage, qPutTrace} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()

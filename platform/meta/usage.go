@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// The writes of every turn, prepared once on SQLite (see OpenSQLite).
+const (
+	qAddUsage = `INSERT INTO usage_daily (tenant_id, day, agent_id, key_id, model, turns, prompt_tokens, completion_tokens, cost_nanos)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant_id, day, agent_id, key_id, model) DO UPDATE SET
+			turns = usage_daily.turns + excluded.turns,
+			prompt_tokens = usage_daily.prompt_tokens + excluded.prompt_tokens,
+			completion_tokens = usage_daily.completion_tokens + excluded.completion_tokens,
+			cost_nanos = usage_daily.cost_nanos + excluded.cost_nanos`
+	qPutTrace = `INSERT INTO turn_traces (tenant_id, session_id, message_id, agent_id, created_at, data) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant_id, session_id, message_id) DO UPDATE SET agent_id = excluded.agent_id, created_at = excluded.created_at, data = excluded.data`
+)
+
 // Usage is the model usage of one tenant's turns, summed over what the
 // query grouped by: the fields it did not group by are empty. Cost is in
 // nanodollars (1e-9 USD), so that sums of small turns stay exact.
@@ -25,14 +38,7 @@ type Usage struct {
 // AddUsage adds one turn's usage (u.Turns turns, usually 1) to the day's
 // row of its tenant, agent, key and model, in one statement.
 func (s *SQL) AddUsage(ctx context.Context, u Usage) error {
-	_, err := s.exec(ctx, `INSERT INTO usage_daily (tenant_id, day, agent_id, key_id, model, turns, prompt_tokens, completion_tokens, cost_nanos)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant_id, day, agent_id, key_id, model) DO UPDATE SET
-			turns = usage_daily.turns + excluded.turns,
-			prompt_tokens = usage_daily.prompt_tokens + excluded.prompt_tokens,
-			completion_tokens = usage_daily.completion_tokens + excluded.completion_tokens,
-			cost_nanos = usage_daily.cost_nanos + excluded.cost_nanos`,
-		u.TenantID, u.Day, u.AgentID, u.KeyID, u.Model, u.Turns, u.PromptTokens, u.CompletionTokens, u.CostNanos)
+	_, err := s.exec(ctx, qAddUsage, u.TenantID, u.Day, u.AgentID, u.KeyID, u.Model, u.Turns, u.PromptTokens, u.CompletionTokens, u.CostNanos)
 	return wrap("add usage", err)
 }
 
@@ -206,9 +212,7 @@ type TurnTrace struct {
 
 // PutTrace stores a turn's trace (replacing one of the same message).
 func (s *SQL) PutTrace(ctx context.Context, t TurnTrace) error {
-	_, err := s.exec(ctx, `INSERT INTO turn_traces (tenant_id, session_id, message_id, agent_id, created_at, data) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant_id, session_id, message_id) DO UPDATE SET agent_id = excluded.agent_id, created_at = excluded.created_at, data = excluded.data`,
-		t.TenantID, t.SessionID, t.MessageID, t.AgentID, micros(t.CreatedAt), string(t.Data))
+	_, err := s.exec(ctx, qPutTrace, t.TenantID, t.SessionID, t.MessageID, t.AgentID, micros(t.CreatedAt), string(t.Data))
 	return wrap("put trace", err)
 }
 

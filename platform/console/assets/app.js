@@ -9,6 +9,7 @@ import * as tools from './tools.js';
 import * as sessions from './sessions.js';
 import * as keys from './keys.js';
 import * as secrets from './secrets.js';
+import * as usage from './usage.js';
 
 const screens = [
   { path: 'chat', label: 'Chat', mod: chat },
@@ -17,6 +18,7 @@ const screens = [
   { path: 'tools', label: 'Tools', mod: tools },
   { path: 'sessions', label: 'Sessions', mod: sessions },
   { path: 'secrets', label: 'Secrets', mod: secrets },
+  { path: 'usage', label: 'Usage', mod: usage },
   { path: 'keys', label: 'API keys', mod: keys, admin: true },
 ];
 
