@@ -23,7 +23,9 @@ import (
 // end); most of the rest is the SQLite driver's per-row and per-statement
 // allocations. The lease release and the session's update time are
 // written by goroutines of their own, so the count varies by a few.
-const sqliteTurnAllocBudget = 1150
+// Observing the turn (usage row and trace in the metadata store) measured
+// 1,120.
+const sqliteTurnAllocBudget = 1200
 
 func TestSQLiteTurnAllocationBudget(t *testing.T) {
 	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "sessions.db"))
