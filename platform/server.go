@@ -126,6 +126,8 @@ type Server struct {
 	accounting *accounting
 	// traces keeps turn traces; nil when none are kept.
 	traces *traces
+	// ledger writes turns' usage and traces off their path (ledger.go).
+	ledger *ledger
 	bus    *bus
 
 	keys   *cache[meta.APIKey]
@@ -239,6 +241,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.secrets = secrets.New(ss, box)
 	}
+	if ls, ok := cfg.Meta.(ledgerStore); ok {
+		s.ledger = newLedger(ls, cfg.Logger)
+	}
 	if us, ok := cfg.Meta.(usageStore); ok {
 		s.accounting = newAccounting(s, us, cfg.Prices)
 	}
@@ -273,6 +278,7 @@ func New(cfg Config) (*Server, error) {
 // and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
 	s.bus.close()
+	s.ledger.close()
 	s.touches.close()
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.uploads.close()

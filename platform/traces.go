@@ -381,8 +381,14 @@ func (s *Server) keepTrace(ctx context.Context, info turnInfo, t *turnTrace) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if err := s.traces.store.PutTrace(ctx, meta.TurnTrace{TenantID: info.tenant, SessionID: info.sessionID, MessageID: info.messageID,
-		AgentID: info.agent.ID, CreatedAt: t.StartedAt, Data: data}); err != nil {
+	row := meta.TurnTrace{TenantID: info.tenant, SessionID: info.sessionID, MessageID: info.messageID,
+		AgentID: info.agent.ID, CreatedAt: t.StartedAt, Data: data}
+	if s.ledger != nil {
+		s.ledger.add(ledgerItem{trace: &row})
+		s.traces.prune(ctx, s)
+		return
+	}
+	if err := s.traces.store.PutTrace(ctx, row); err != nil {
 		s.log.WarnContext(ctx, "turn trace not stored", "session", info.sessionID, "message", info.messageID, "err", err)
 		return
 	}
@@ -418,6 +424,7 @@ func (s *Server) turnTraceRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := r.PathValue("message")
+	s.ledger.flush(r.Context())
 	tr, err := s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, strings.TrimSpace(msg))
 	if err != nil {
 		e := notFoundOr(err, "trace of message", msg)

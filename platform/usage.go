@@ -194,6 +194,10 @@ func (a *accounting) check(ctx context.Context, tenant, key string) *apiError {
 		a.s.log.WarnContext(ctx, "budgets unavailable; turn not checked", "tenant", tenant, "err", err)
 		return nil
 	}
+	if len(budgets) > 0 {
+		// This replica's own turns count at once.
+		a.s.ledger.flush(ctx)
+	}
 	now := a.now()
 	for _, b := range budgets {
 		if b.KeyID != "" && b.KeyID != key {
@@ -239,9 +243,13 @@ func (a *accounting) record(ctx context.Context, tenant, agent, key, model strin
 	if cost > 0 {
 		a.s.metrics.cost.WithLabelValues(model).Add(dollars(cost))
 	}
-	err := a.store.AddUsage(context.WithoutCancel(ctx), meta.Usage{TenantID: tenant, Day: day(a.now()), AgentID: agent, KeyID: key, Model: model,
-		Turns: 1, PromptTokens: int64(u.PromptTokens), CompletionTokens: int64(u.CompletionTokens), CostNanos: cost})
-	if err != nil {
+	row := meta.Usage{TenantID: tenant, Day: day(a.now()), AgentID: agent, KeyID: key, Model: model,
+		Turns: 1, PromptTokens: int64(u.PromptTokens), CompletionTokens: int64(u.CompletionTokens), CostNanos: cost}
+	if a.s.ledger != nil {
+		a.s.ledger.add(ledgerItem{usage: &row})
+		return cost
+	}
+	if err := a.store.AddUsage(context.WithoutCancel(ctx), row); err != nil {
 		a.s.log.WarnContext(ctx, "usage not recorded", "tenant", tenant, "agent", agent, "model", model, "err", err)
 	}
 	return cost
@@ -341,6 +349,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 			uq.TenantID = tn.ID
 		}
 	}
+	s.ledger.flush(r.Context())
 	rows, err := s.accounting.store.QueryUsage(r.Context(), uq)
 	if err != nil {
 		writeError(w, asAPIError(err))
@@ -480,6 +489,7 @@ func (s *Server) putBudget(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) budgetView(ctx context.Context, t meta.Tenant, b meta.Budget) (budgetResponse, *apiError) {
+	s.ledger.flush(ctx)
 	from, ends := periodStart(b.Period, s.accounting.now())
 	tokens, cost, err := s.accounting.store.UsageSince(ctx, t.ID, b.KeyID, from)
 	if err != nil {

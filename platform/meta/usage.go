@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -235,4 +236,26 @@ func (s *SQL) PruneTraces(ctx context.Context, before time.Time) (int64, error) 
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// WriteLedger writes turns' usage (added to their days' rows) and traces
+// in one transaction: what the platform's ledger batches off the turns'
+// path.
+func (s *SQL) WriteLedger(ctx context.Context, usage []Usage, traces []TurnTrace) error {
+	if len(usage) == 0 && len(traces) == 0 {
+		return nil
+	}
+	return wrap("write ledger", s.tx(ctx, func(tx *sql.Tx) error {
+		for _, u := range usage {
+			if _, err := tx.ExecContext(ctx, s.d.rebind(qAddUsage), u.TenantID, u.Day, u.AgentID, u.KeyID, u.Model, u.Turns, u.PromptTokens, u.CompletionTokens, u.CostNanos); err != nil {
+				return err
+			}
+		}
+		for _, t := range traces {
+			if _, err := tx.ExecContext(ctx, s.d.rebind(qPutTrace), t.TenantID, t.SessionID, t.MessageID, t.AgentID, micros(t.CreatedAt), string(t.Data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
