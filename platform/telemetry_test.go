@@ -211,6 +211,24 @@ func checkExported(t *testing.T, rcv *otlpReceiver) {
 	if !slices.Contains(rcv.service, "weft-test") {
 		t.Errorf("service names = %q", rcv.service)
 	}
+	// The turn's spans, GenAI conventions: invoke_agent under the request,
+	// chat under the turn.
+	turn := rcv.span("invoke_agent otel-agent")
+	call := rcv.span("chat demo")
+	if turn == nil || call == nil {
+		t.Fatalf("no turn or model call span among %q", rcv.spanNames())
+	}
+	if string(turn.ParentSpanId) != string(chat.SpanId) || string(call.ParentSpanId) != string(turn.SpanId) {
+		t.Errorf("span tree: turn's parent %x (want %x), call's parent %x (want %x)", turn.ParentSpanId, chat.SpanId, call.ParentSpanId, turn.SpanId)
+	}
+	if attr(turn.Attributes, "gen_ai.operation.name").GetStringValue() != "invoke_agent" || attr(turn.Attributes, "gen_ai.conversation.id").GetStringValue() == "" ||
+		attr(call.Attributes, "gen_ai.provider.name").GetStringValue() != "scripted" || attr(call.Attributes, "gen_ai.usage.input_tokens").GetIntValue() == 0 ||
+		call.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("turn span %v\ncall span %v", turn.Attributes, call.Attributes)
+	}
+	if !rcv.hasMetric("gen_ai.client.token.usage") || !rcv.hasMetric("gen_ai.client.operation.duration") {
+		t.Errorf("metrics = %q, want the GenAI client metrics", rcv.metrics)
+	}
 	// The Prometheus registry went out over OTLP too.
 	if !rcv.hasMetric("weft_chat_turns_total") {
 		t.Errorf("metrics = %q, want weft_chat_turns_total", rcv.metrics)
