@@ -84,7 +84,7 @@ func TestTurnObserved(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != "model,tool,model" {
 		t.Errorf("steps = %s, want model,tool,model", got)
 	}
-	if tool == nil || tool.Tool != delegateToolName(b.ID) || !strings.Contains(tool.Arguments, "what is the answer?") ||
+	if tool == nil || tool.Tool != delegateToolName(b.ID) || tool.AgentID != b.ID || !strings.Contains(tool.Arguments, "what is the answer?") ||
 		tool.OK == nil || !*tool.OK || !strings.Contains(tool.Result, "42") {
 		t.Errorf("tool step = %+v", tool)
 	}

@@ -69,7 +69,7 @@ type turnTrace struct {
 
 // traceStep is one step of a turn. Kind says which fields are set:
 // "retrieval" (Hits, Error), "model" (Model, tokens), "tool" (Tool, ID,
-// Arguments, OK, Result or Error), "delegate" (AgentID, OK, Error).
+// Arguments, OK, Result or Error; AgentID on a delegation).
 type traceStep struct {
 	Kind             string     `json:"kind"`
 	StartMS          int64      `json:"start_ms"`
@@ -298,6 +298,13 @@ func (o *turnObserver) toolResult(id, name string, arguments json.RawMessage, ok
 	delete(o.calls, id)
 	st := traceStep{Kind: "tool", StartMS: o.ms(start), DurationMS: end.Sub(start).Milliseconds(), Tool: name, ID: id,
 		Arguments: scrub(string(arguments)), OK: &ok}
+	// A delegation's tool step names the delegate (whose own trace is in
+	// its session).
+	for _, d := range o.info.agent.DelegateAgentIDs {
+		if delegateToolName(d) == name {
+			st.AgentID = d
+		}
+	}
 	failed := ""
 	if ok {
 		st.Result = scrub(content)
