@@ -2,13 +2,15 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 )
 
 // MaxQueryBytes bounds a chat query (64 KiB); longer ones are a 400.
@@ -39,17 +41,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveTurn runs a turn for an HTTP request, with idempotency, and answers
-// it blocking or streaming.
+// it blocking or streaming: an edge over the turn service.
 func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, req api.ChatRequest) {
 	p := principalFrom(r.Context())
-	if !agent.Enabled {
-		writeError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
-		return
-	}
-	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
-		writeError(w, e)
-		return
-	}
 	idem := r.Header.Get("Idempotency-Key")
 	if idem != "" {
 		idem = agent.ID + ":" + idem
@@ -63,53 +57,51 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 			return
 		}
 	}
-	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, req.SessionID, "")
-	if e != nil {
-		s.releaseIdem(r.Context(), p.Tenant, idem)
-		writeError(w, e)
-		return
-	}
-	in := turnInput{agent: agent, session: ss, query: req.Query, user: req.User, answerID: memory.NewID(),
-		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
-	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
-	defer done()
+	events := s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: req.SessionID, Message: llm.UserMessage(req.Query), User: req.User})
 	if !req.Stream {
-		ans, terr := s.runTurn(ctx, in)
-		if terr != nil {
+		ans, err := turn.Collect(events)
+		if err != nil {
 			s.releaseIdem(r.Context(), p.Tenant, idem)
-			writeError(w, terr.api)
+			writeError(w, turnAPIError(err))
 			return
 		}
-		body, _ := json.Marshal(ans)
+		body, _ := json.Marshal(&ans.ChatAnswer)
 		s.completeIdem(r.Context(), p.Tenant, idem, body)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Write(body)
 		return
 	}
-	s.metrics.activeStreams.Inc()
-	defer s.metrics.activeStreams.Dec()
-	sw := newSSEWriter(w, s.frameDeadline())
+	// The stream starts with the turn: a turn refused before it starts
+	// (a disabled agent, a budget, an unknown session) is an HTTP error.
+	var sw *sseWriter
 	stop := make(chan struct{})
 	defer close(stop)
-	go sw.keepAlive(s.pingInterval(), stop)
-	in.sink = func(event string, data map[string]any) error { return sw.event(event, data) }
-	sw.event("chat.created", map[string]any{"type": "chat.created", "session_id": ss.ID, "message_id": in.answerID})
-	ans, terr := s.runTurn(ctx, in)
-	if terr != nil {
-		s.releaseIdem(r.Context(), p.Tenant, idem)
-		sw.event("error", map[string]any{"type": "error", "code": terr.api.Code, "message": terr.api.Message})
-		return
+	for ev, err := range events {
+		if err != nil {
+			s.releaseIdem(r.Context(), p.Tenant, idem)
+			if sw == nil {
+				writeError(w, turnAPIError(err))
+				return
+			}
+			var te *turn.Error
+			if errors.As(err, &te) {
+				writeErrorEvent(sw, te)
+			}
+			return
+		}
+		if sw == nil {
+			s.metrics.activeStreams.Inc()
+			defer s.metrics.activeStreams.Dec()
+			sw = newSSEWriter(w, s.frameDeadline())
+			go sw.keepAlive(s.pingInterval(), stop)
+		}
+		if ev.Kind == turn.Completed {
+			body, _ := json.Marshal(&ev.Answer.ChatAnswer)
+			s.completeIdem(r.Context(), p.Tenant, idem, body)
+		}
+		if writeEvent(sw, ev) != nil {
+			// The client went away: leaving the loop cancels the turn.
+			return
+		}
 	}
-	body, _ := json.Marshal(ans)
-	s.completeIdem(r.Context(), p.Tenant, idem, body)
-	sw.event("chat.completed", completedEvent(body))
-}
-
-// completedEvent is the data of chat.completed: the blocking answer with
-// "type" added.
-func completedEvent(answer []byte) map[string]any {
-	var m map[string]any
-	json.Unmarshal(answer, &m)
-	m["type"] = "chat.completed"
-	return m
 }

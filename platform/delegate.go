@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/toolname"
 )
@@ -104,17 +105,13 @@ func (d *delegateTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 	if !target.Enabled {
 		return tool.Result{}, fmt.Errorf("delegation refused: agent %q is disabled; answer the user directly", target.Name)
 	}
-	if p.sink != nil {
-		p.sink("delegate.start", map[string]any{"type": "delegate.start", "agent_id": target.ID, "depth": depth})
-	}
+	p.sink(turn.Event{Kind: turn.DelegateStart, Delegate: &turn.Delegation{AgentID: target.ID, Depth: depth}})
 	answer, err := d.run(ctx, target, a.Query, depth)
-	if p.sink != nil {
-		end := map[string]any{"type": "delegate.end", "agent_id": target.ID, "depth": depth, "ok": err == nil}
-		if err != nil {
-			end["error"] = err.Error()
-		}
-		p.sink("delegate.end", end)
+	end := &turn.Delegation{AgentID: target.ID, Depth: depth, OK: err == nil}
+	if err != nil {
+		end.Error = err.Error()
 	}
+	p.sink(turn.Event{Kind: turn.DelegateEnd, Delegate: end})
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -129,21 +126,20 @@ func (d *delegateTool) run(ctx context.Context, target meta.Agent, query string,
 		return "", errors.New(e.Message)
 	}
 	in := turnInput{
-		agent: target, session: ss, query: query, answerID: memory.NewID(),
+		agent: target, session: ss, message: llm.UserMessage(query), query: query, answerID: memory.NewID(),
 		depth: depth, maxDepth: p.maxDepth, chain: append(slices.Clip(p.chain), target.ID),
 	}
-	if p.sink != nil {
-		// The delegate's text streams as delegate.delta, so clients can
-		// show it without mixing it into the answer.
-		in.sink = func(event string, data map[string]any) error {
-			switch event {
-			case "message.delta":
-				return p.sink("delegate.delta", map[string]any{"type": "delegate.delta", "agent_id": target.ID, "depth": depth, "text": data["text"]})
-			case "delegate.start", "delegate.end", "delegate.delta":
-				return p.sink(event, data)
-			}
-			return nil
+	// The delegate's text streams as delegate.delta, so clients can show it
+	// without mixing it into the answer.
+	who := &turn.Delegation{AgentID: target.ID, Depth: depth}
+	in.sink = func(ev turn.Event) error {
+		switch ev.Kind {
+		case turn.TextDelta:
+			return p.sink(turn.Event{Kind: turn.DelegateDelta, Delegate: who, Text: ev.Text})
+		case turn.DelegateStart, turn.DelegateEnd, turn.DelegateDelta:
+			return p.sink(ev)
 		}
+		return nil
 	}
 	ans, terr := d.s.runTurn(ctx, in)
 	if terr != nil {

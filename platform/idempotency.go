@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 )
 
 // Idempotency-Key: a retried chat request is answered with the first
@@ -28,8 +29,8 @@ func (s *Server) replay(w http.ResponseWriter, stream bool, prev meta.Idempotent
 	sw := newSSEWriter(w, s.frameDeadline())
 	var ans api.ChatAnswer
 	json.Unmarshal(prev.Body, &ans)
-	sw.event("chat.created", map[string]any{"type": "chat.created", "session_id": ans.SessionID, "message_id": ans.MessageID})
-	sw.event("chat.completed", completedEvent(prev.Body))
+	writeEvent(sw, turn.Event{Kind: turn.Started, SessionID: ans.SessionID, MessageID: ans.MessageID})
+	writeEvent(sw, turn.Event{Kind: turn.Completed, Answer: &turn.Answer{ChatAnswer: ans}})
 }
 
 func (s *Server) releaseIdem(ctx context.Context, tenant, key string) {

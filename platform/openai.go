@@ -10,9 +10,9 @@ import (
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
-	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 )
 
 // The OpenAI-compatible face of the platform: agents appear as models, and
@@ -332,14 +332,6 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, e)
 		return
 	}
-	if !agent.Enabled {
-		writeOpenAIError(w, errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name))
-		return
-	}
-	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
-		writeOpenAIError(w, e)
-		return
-	}
 	if img := firstImage(&req); img != "" && agent.Remote == nil {
 		model, err := s.model(agent.Model)
 		if err == nil && !model.Capabilities().Vision {
@@ -347,27 +339,35 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, sessionID, "")
-	if e != nil {
-		if sessionID != "" {
+	userMsg := llm.UserMessage(ot.query)
+	if ot.parts != nil {
+		userMsg = llm.UserParts(ot.parts...)
+	}
+	events := s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: sessionID, Stateless: sessionID == "",
+		History: ot.history, System: ot.system, Message: userMsg, User: req.User, Params: ot.params, Output: ot.output})
+	fail := func(err error) {
+		e := turnAPIError(err)
+		if e.Param == "session_id" {
 			e.Param = "X-Weft-Session"
 		}
 		writeOpenAIError(w, e)
-		return
 	}
-	w.Header().Set("X-Weft-Session", ss.ID)
-	in := turnInput{agent: agent, session: ss, query: ot.query, parts: ot.parts, user: req.User, answerID: memory.NewID(),
-		maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID},
-		stateless: sessionID == "", history: ot.history, system: ot.system, params: ot.params, output: ot.output}
-	ctx, done := s.turns.start(r.Context(), p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+in.answerID)
-	defer done()
-	id := "chatcmpl-" + in.answerID
+	var id string
 	created := time.Now().Unix()
 	if !req.Stream {
-		ans, terr := s.runTurn(ctx, in)
-		if terr != nil {
-			writeOpenAIError(w, terr.api)
-			return
+		var ans *turn.Answer
+		for ev, err := range events {
+			if err != nil {
+				fail(err)
+				return
+			}
+			switch ev.Kind {
+			case turn.Started:
+				w.Header().Set("X-Weft-Session", ev.SessionID)
+				id = "chatcmpl-" + ev.MessageID
+			case turn.Completed:
+				ans = ev.Answer
+			}
 		}
 		content := ans.Answer
 		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: agent.Name,
@@ -375,8 +375,6 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			Usage:   ans.Usage})
 		return
 	}
-	s.metrics.activeStreams.Inc()
-	defer s.metrics.activeStreams.Dec()
 	// The stream starts with the first piece of answer, so that a turn that
 	// fails before it (context_too_long, a model error) is an HTTP error, as
 	// OpenAI answers it.
@@ -389,37 +387,48 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	}
 	start := func() {
 		if sw == nil {
+			s.metrics.activeStreams.Inc()
 			sw = newSSEWriter(w, s.frameDeadline())
 			go sw.keepAlive(s.pingInterval(), stop)
 			empty := ""
 			chunk(api.ChunkDelta{Role: "assistant", Content: &empty}, nil)
 		}
 	}
-	in.sink = func(event string, data map[string]any) error {
-		if event == "message.delta" {
-			start()
-			text, _ := data["text"].(string)
-			return chunk(api.ChunkDelta{Content: &text}, nil)
+	defer func() {
+		if sw != nil {
+			s.metrics.activeStreams.Dec()
 		}
-		return nil
-	}
-	ans, terr := s.runTurn(ctx, in)
-	if terr != nil {
-		if sw == nil {
-			writeOpenAIError(w, terr.api)
+	}()
+	for ev, err := range events {
+		if err != nil {
+			if sw == nil {
+				fail(err)
+				return
+			}
+			sw.data(openAIErrorBody(turnAPIError(err)))
 			return
 		}
-		sw.data(openAIErrorBody(terr.api))
-		return
+		switch ev.Kind {
+		case turn.Started:
+			w.Header().Set("X-Weft-Session", ev.SessionID)
+			id = "chatcmpl-" + ev.MessageID
+		case turn.TextDelta:
+			start()
+			text := ev.Text
+			if chunk(api.ChunkDelta{Content: &text}, nil) != nil {
+				return
+			}
+		case turn.Completed:
+			start()
+			stopReason := "stop"
+			chunk(api.ChunkDelta{}, &stopReason)
+			if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+				sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: agent.Name,
+					Choices: []api.ChunkChoice{}, Usage: &ev.Answer.Usage})
+			}
+			sw.raw([]byte("data: [DONE]\n\n"))
+		}
 	}
-	start()
-	stopReason := "stop"
-	chunk(api.ChunkDelta{}, &stopReason)
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: agent.Name,
-			Choices: []api.ChunkChoice{}, Usage: &ans.Usage})
-	}
-	sw.raw([]byte("data: [DONE]\n\n"))
 }
 
 // openAIErrorBody is e in OpenAI's error shape, which also carries the

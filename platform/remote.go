@@ -12,13 +12,14 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/client"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 	"github.com/weftlabs/weft/tokens"
 	"github.com/weftlabs/weft/tool/secretref"
 )
 
 // Remote agents live on another Weft server. A turn of one runs there,
-// through the Go client: streamed when the caller streams (the remote's
-// message.delta events are forwarded as they come), over one HTTP client
+// through the Go client's stream (the remote's message.delta events are
+// forwarded as they come), over one HTTP client
 // for every remote call (through the outbound guard), and in one remote
 // session per local session, so the remote agent keeps the conversation.
 //
@@ -76,39 +77,32 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	req := client.ChatRequest{Query: in.query, SessionID: remoteSession, User: in.user}
 	var ans *api.ChatAnswer
 	var text strings.Builder
-	if in.sink == nil {
-		ans, err = c.Chat(ctx, in.agent.Remote.AgentID, req)
-		if ans != nil {
-			ans.Answer = red.Redact(ans.Answer)
+	for ev, serr := range c.ChatStream(ctx, in.agent.Remote.AgentID, req) {
+		if serr != nil {
+			err = serr
+			break
 		}
-	} else {
-		for ev, serr := range c.ChatStream(ctx, in.agent.Remote.AgentID, req) {
-			if serr != nil {
-				err = serr
-				break
+		switch ev.Type {
+		case api.EventMessageDelta:
+			// Per delta: a key split across two deltas is caught in the
+			// stored answer below, not in the frames already sent.
+			ev.Text = red.Redact(ev.Text)
+			text.WriteString(ev.Text)
+			if in.sink(turn.Event{Kind: turn.TextDelta, Text: ev.Text}) != nil {
+				err = context.Canceled
 			}
-			switch ev.Type {
-			case api.EventMessageDelta:
-				// Per delta: a key split across two deltas is caught in
-				// the stored answer below, not in the frames already sent.
-				ev.Text = red.Redact(ev.Text)
-				text.WriteString(ev.Text)
-				if in.sink(api.EventMessageDelta, map[string]any{"type": api.EventMessageDelta, "text": ev.Text}) != nil {
-					err = context.Canceled
-				}
-			case api.EventCompleted:
-				ans = ev.Answer
-				if ans != nil {
-					ans.Answer = red.Redact(ans.Answer)
-				}
-			}
-			if err != nil {
-				break
+		case api.EventCompleted:
+			ans = ev.Answer
+			if ans != nil {
+				ans.Answer = red.Redact(ans.Answer)
 			}
 		}
-		if err == nil && ans == nil {
-			err = client.ErrStreamEnded
+		if err != nil {
+			break
 		}
+	}
+	if err == nil && ans == nil {
+		err = client.ErrStreamEnded
 	}
 	persistCtx := context.WithoutCancel(ctx)
 	if err != nil {
@@ -133,9 +127,9 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	if _, err := s.sessions.Append(persistCtx, key, out...); err != nil {
 		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
 	}
-	if in.sink != nil && text.Len() == 0 && ans.Answer != "" {
+	if text.Len() == 0 && ans.Answer != "" {
 		// A remote that sent no deltas (an older server): its answer in one.
-		in.sink(api.EventMessageDelta, map[string]any{"type": api.EventMessageDelta, "text": ans.Answer})
+		in.sink(turn.Event{Kind: turn.TextDelta, Text: ans.Answer})
 	}
 	s.touch(persistCtx, in.session)
 	return &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: ans.Answer, RagFragments: []api.RagFragment{},

@@ -13,7 +13,9 @@ import (
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 	"github.com/weftlabs/weft/tokens"
+	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/toolname"
 )
 
@@ -22,14 +24,16 @@ import (
 // run, one answer or one error. chat.go and openai.go are its HTTP edges,
 // idempotency.go, sessions.go and turns.go the concerns around it.
 
-// sink receives a streamed turn's events. A non-nil error (the client went
-// away) stops the turn.
-type sink func(event string, data map[string]any) error
+// sink receives a turn's events. A non-nil error (the client went away)
+// stops the turn.
+type sink func(turn.Event) error
 
 // turnInput is one chat turn, whatever the endpoint that asked for it.
 type turnInput struct {
 	agent   meta.Agent
 	session meta.Session
+	// message is the user's message; query its text, for retrieval.
+	message llm.Message
 	query   string
 	user    string
 	// answerID is the id the assistant message will have (announced first).
@@ -42,9 +46,6 @@ type turnInput struct {
 	chain    []string
 	sink     sink
 
-	// parts, when set, are the user message's parts (text and images)
-	// instead of query alone.
-	parts []llm.Part
 	// stateless turns take their history from the request (history) instead
 	// of the session store; system is the client's system text, sent after
 	// the agent's system prompt.
@@ -55,6 +56,10 @@ type turnInput struct {
 	// asks for a JSON answer.
 	params *ai.Params
 	output *ai.Output
+	// clientTools are the caller's tools; toolResults, instead of a
+	// message, continue a turn that ended with calls of them.
+	clientTools []llm.ToolSpec
+	toolResults []llm.Message
 }
 
 // turnError is a failed turn: the API error, and whether any answer text
@@ -68,7 +73,7 @@ type turnError struct {
 // the token window over everything that will be sent → store the user
 // message → the ai pipeline (model and tool loop, streaming through sink) →
 // store the answer (partial when the turn failed) → the answer.
-func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *turnError) {
+func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turnError) {
 	start := time.Now()
 	outcome := "ok"
 	defer func() {
@@ -120,7 +125,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 			return nil, terr
 		}
 		ans.CostUSD = obs.finish("ok", llm.Usage{PromptTokens: ans.Usage.PromptTokens, CompletionTokens: ans.Usage.CompletionTokens, TotalTokens: ans.Usage.TotalTokens}, "")
-		return ans, nil
+		return &turn.Answer{ChatAnswer: *ans}, nil
 	}
 
 	eng, err := s.engineFor(ctx, agent, model, in)
@@ -128,10 +133,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 		return nil, fail(CodeInternal, asAPIError(err), false)
 	}
 	counter := tokens.ForModel(model.Name())
-	userMsg := llm.UserMessage(in.query)
-	if in.parts != nil {
-		userMsg = llm.UserParts(in.parts...)
-	}
+	userMsg := in.message
 	if in.user != "" {
 		// Providers accept message names like tool names.
 		userMsg.Name = toolname.Sanitize(in.user)
@@ -143,8 +145,10 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	if recalled {
 		obs.retrieval(rstart, frags, rerr)
 	}
-	if len(frags) > 0 && in.sink != nil {
-		in.sink("retrieval", map[string]any{"type": "retrieval", "rag_fragments": frags})
+	if len(frags) > 0 {
+		if err := in.sink(turn.Event{Kind: turn.Retrieval, Fragments: frags}); err != nil {
+			return nil, fail(CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), false)
+		}
 	}
 
 	system := agent.SystemPrompt
@@ -190,7 +194,8 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 
-	ans := &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []api.ToolCallOutcome{}, Model: model.Name()}
+	ans := &turn.Answer{}
+	ans.ChatAnswer = api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []api.ToolCallOutcome{}, Model: model.Name()}
 	if ans.RagFragments == nil {
 		ans.RagFragments = []api.RagFragment{}
 	}
@@ -199,8 +204,8 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	var out *ai.Outcome
 	var runErr error
 	firstToken := true
-	turn := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
-	for ev, err := range eng.run(ctx, turn) {
+	at := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
+	for ev, err := range eng.run(ctx, at) {
 		if err != nil {
 			runErr = err
 			break
@@ -213,26 +218,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 				s.metrics.firstToken.Observe(time.Since(start).Seconds())
 			}
 			text.WriteString(ev.Text)
-			if in.sink != nil {
-				serr = in.sink("message.delta", map[string]any{"type": "message.delta", "text": ev.Text})
-			}
+			serr = in.sink(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
 		case ai.EventToolCall:
 			obs.toolCall(ev.ToolCall.ID)
-			if in.sink != nil {
-				serr = in.sink("tool.call", map[string]any{"type": "tool.call", "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": argumentsJSON(ev.ToolCall.Arguments)})
-			}
+			serr = in.sink(turn.Event{Kind: turn.ToolCall, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: argumentsJSON(ev.ToolCall.Arguments)}})
 		case ai.EventToolResult:
 			x := ev.Execution
 			obs.toolResult(x.Call.ID, x.Call.Name, argumentsJSON(x.Call.Arguments), !x.IsError, x.Content)
-			if in.sink != nil {
-				data := map[string]any{"type": "tool.result", "id": x.Call.ID, "name": x.Call.Name, "ok": !x.IsError}
-				if x.IsError {
-					data["error"] = x.Content
-				} else {
-					data["result"] = x.Content
-				}
-				serr = in.sink("tool.result", data)
-			}
+			serr = in.sink(turn.Event{Kind: turn.ToolResult, Tool: toolOutcome(x)})
 		case ai.EventUsage:
 			usage = usage.Add(ev.Usage)
 			obs.modelCall(ev.Usage)
@@ -286,15 +279,10 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*api.ChatAnswer, *t
 	s.recordUsage(model.Name(), out.Usage)
 
 	ans.Answer = out.Text
-	for _, x := range out.ToolExecutions {
+	for i := range out.ToolExecutions {
+		x := &out.ToolExecutions[i]
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
-		tc := api.ToolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
-		if x.IsError {
-			tc.Error = x.Content
-		} else {
-			tc.Result = x.Content
-		}
-		ans.ToolCalls = append(ans.ToolCalls, tc)
+		ans.ToolCalls = append(ans.ToolCalls, *toolOutcome(x))
 	}
 	ans.Usage = api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
 	ans.LatencyMS = time.Since(start).Milliseconds()
@@ -328,6 +316,17 @@ func (s *Server) classifyTurnError(ctx context.Context, err error, model string)
 	s.metrics.modelErrors.WithLabelValues(model).Inc()
 	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
 	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+}
+
+// toolOutcome is a tool execution in the API's terms.
+func toolOutcome(x *tool.Execution) *api.ToolCallOutcome {
+	tc := &api.ToolCallOutcome{ID: x.Call.ID, Name: x.Call.Name, Arguments: argumentsJSON(x.Call.Arguments), OK: !x.IsError}
+	if x.IsError {
+		tc.Error = x.Content
+	} else {
+		tc.Result = x.Content
+	}
+	return tc
 }
 
 func (s *Server) recordUsage(model string, u llm.Usage) {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/turn"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -18,10 +19,14 @@ import (
 // Observing the turn (its trace, its usage row and its log line; see
 // traces.go) measured 133 to 145 with the writes on the turn's path, 123
 // with them batched by the ledger (ledger.go; their allocations still count
-// here, made by the ledger's goroutine during the run).
+// here, made by the ledger's goroutine during the run). Measured through the
+// turn service (runTurnStream: the session lookup, the cancel registry, the
+// typed events) instead of the inner turn: 145 — the HTTP path over SQLite
+// (turn_alloc_store_test.go) did not move (1,118), those steps were in the
+// edges before (budget 135 → 160).
 // Allocation counts are deterministic, so a change that adds to the hot path
 // fails here rather than in a benchmark nobody reads.
-const turnAllocBudget = 135
+const turnAllocBudget = 160
 
 func TestTurnAllocationBudget(t *testing.T) {
 	e := newEnv(t, scripted.New(scripted.Reply("Paris is the capital of France.")))
@@ -30,23 +35,25 @@ func TestTurnAllocationBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, ae := e.srv.sessionFor(context.Background(), e.tenant(), agent, "", "")
+	ctx := context.WithValue(context.Background(), principalKey{}, principal{Tenant: e.tenant()})
+	ss, ae := e.srv.sessionFor(ctx, e.tenant(), agent, "", "")
 	if ae != nil {
 		t.Fatal(ae)
 	}
-	turn := func() {
-		in := turnInput{agent: agent, session: ss, query: "Capital of France?", answerID: memory.NewID(), maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
-		if _, terr := e.srv.runTurn(context.Background(), in); terr != nil {
-			t.Fatal(terr.api)
+	msg := llm.UserMessage("Capital of France?")
+	run := func() {
+		// The turn service, drained: what a blocking transport does.
+		if _, err := turn.Collect(e.srv.runTurnStream(ctx, turn.Input{Agent: agent, SessionID: ss.ID, Message: msg})); err != nil {
+			t.Fatal(err)
 		}
 	}
-	turn() // warm the caches (agent engine, model)
+	run() // warm the caches (agent engine, model)
 	// Each turn makes the session longer; the window keeps what is sent
 	// bounded, but start from a session of a typical length.
 	for range 5 {
-		turn()
+		run()
 	}
-	allocs := testing.AllocsPerRun(50, turn)
+	allocs := testing.AllocsPerRun(50, run)
 	t.Logf("%.0f allocations per platform turn", allocs)
 	if allocs > turnAllocBudget {
 		t.Errorf("a platform turn made %.0f allocations, over the budget of %d", allocs, turnAllocBudget)
