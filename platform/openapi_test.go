@@ -308,7 +308,7 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 	must(e.do(e.admin, "POST", "/v1/tools", map[string]any{
 		"name": "weather", "description": "The weather in a city.", "kind": "http",
 		"http":       map[string]any{"method": "GET", "url": "https://api.example.com/weather"},
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}},
 	}, &tool), 201, "tool")
 	f.subst["tool_weather"] = tool.ID
 

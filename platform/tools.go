@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/httptool"
@@ -105,6 +107,7 @@ func (ts *tools) routes(s *Server) {
 	s.handle("GET /v1/tools/{id}", ts.get)
 	s.handle("DELETE /v1/tools/{id}", ts.delete)
 	s.handle("POST /v1/tools/{id}/refresh", ts.refresh)
+	s.handle("POST /v1/tools/{id}/invoke", ts.invoke)
 }
 
 func (ts *tools) getenv(name string) (string, bool) {
@@ -482,6 +485,92 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ts.list(w, r)
+}
+
+// invokeTimeout bounds a tool run on its own (POST /v1/tools/{id}/invoke):
+// the default turn deadline, the longest a tool call can run in a turn of
+// an agent with default timeouts. The tool's own timeout (an HTTP tool's
+// timeout_ms) applies within it.
+const invokeTimeout = meta.DefaultTurnMS * time.Millisecond
+
+// invokeRequest is the body of POST /v1/tools/{id}/invoke.
+type invokeRequest struct {
+	// Arguments is the JSON object the tool is called with, as a model
+	// would pass it; absent or null means {}.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// invocation is the answer to POST /v1/tools/{id}/invoke: what a model
+// would have been given as the tool result.
+type invocation struct {
+	Tool       string `json:"tool"`
+	OK         bool   `json:"ok"`
+	Result     string `json:"result,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// invoke: POST /v1/tools/{id}/invoke {arguments} runs one of the tenant's
+// tools with the given arguments, as a turn would run it for a model: the
+// same built tool (outbound guard, secrets resolved and redacted from the
+// answer, the tool's own timeout) through the same executor (argument
+// checks, panics recovered, the result capped at tool.DefaultMaxResultBytes).
+// A failing call is a 200 with ok false and the error the model would see;
+// the request itself fails only when the tool cannot be found or started.
+func (ts *tools) invoke(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	id := r.PathValue("id")
+	var req invokeRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	args := bytes.TrimSpace(req.Arguments)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	if args[0] != '{' {
+		writeError(w, invalid("field \"arguments\": want a JSON object"))
+		return
+	}
+	rec, err := ts.store.Tool(r.Context(), p.Tenant, id)
+	if err != nil {
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	if rec.Kind == kindMCP {
+		writeError(w, invalid("tool %q is an MCP server: invoke one of its tools", rec.Name))
+		return
+	}
+	got, err := ts.runnable(r.Context(), rec)
+	if err != nil || len(got) != 1 {
+		if err == nil {
+			err = errors.New("no runnable tool")
+		}
+		writeError(w, errorf(http.StatusBadGateway, CodeUnavailable, "tool %q could not be started: %v", rec.Name, err))
+		return
+	}
+	set, err := tool.NewSet(got...)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), invokeTimeout)
+	defer cancel()
+	name := got[0].Spec().Name
+	exec := tool.Executor{Tools: set}
+	xs, _ := exec.Run(ctx, []llm.ToolCall{{ID: meta.NewID("call"), Name: name, Arguments: string(args)}}, nil)
+	x := xs[0]
+	ts.s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
+	out := invocation{Tool: name, OK: !x.IsError, Truncated: x.Truncated, DurationMS: x.Duration.Milliseconds()}
+	if x.IsError {
+		out.Error = x.Content
+		ts.s.log.WarnContext(r.Context(), "tool invocation failed", "request_id", requestID(r.Context()), "tenant", p.Tenant, "tool", rec.ID)
+	} else {
+		out.Result = x.Content
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // forget drops the runtime of a deleted record (closing connections).
