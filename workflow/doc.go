@@ -1,0 +1,41 @@
+// Package workflow runs workflows: typed, durable directed acyclic graphs
+// of model calls, agent turns, knowledge recall, tools, HTTP requests,
+// conditions, iterations and templates, written as data (JSON or YAML) and
+// checked when they are saved rather than when they run.
+//
+// A [Definition] is parsed with [Parse] and checked with
+// [Definition.Validate]: cycles, unknown nodes, unreachable ends, and every
+// {{ reference }} against the outputs of the node it names, so a typo or a
+// type mismatch is a [*ValidationError] naming the node and the field.
+// Conditions are expr-lang expressions, compiled and type-checked then.
+//
+//	name: triage
+//	nodes:
+//	  - {id: start, kind: start, inputs: {ticket: {type: string}}}
+//	  - id: classify
+//	    kind: llm
+//	    model: openai/gpt-4o-mini
+//	    prompt: "Classify this ticket: {{inputs.ticket}}"
+//	    output_schema: {type: object, properties: {label: {type: string}}}
+//	  - id: route
+//	    kind: condition
+//	    cases: [{when: 'nodes.classify.outputs.label == "bug"', next: [file]}]
+//	    else: [answer]
+//	  …
+//
+// An [Engine] runs definitions with injected [Services] (models, agents,
+// knowledge, tools, an HTTP client): the package itself reaches nothing
+// outside the process. [Engine.Run] yields [Event]s as the run goes:
+// independent branches run concurrently, joins wait for their inputs, each
+// node has its timeout, retry policy and failure policy (fail the run,
+// continue with default outputs, or take an error branch), and cancelling
+// the context cancels the run. Node kinds can be added from Go functions
+// with [Func].
+//
+// A run given a [Checkpointer] and a run ID is durable: each finished
+// node is checkpointed before the nodes after it start, and running the
+// same run ID again resumes it, restoring finished nodes instead of
+// running them. A node with effects outside the run (agent, tool, http,
+// Func kinds) that started and never finished is run again only when it
+// is marked idempotent.
+package workflow

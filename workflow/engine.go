@@ -1,0 +1,330 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// Services are what nodes use to reach the world. The package does no
+// network or file access of its own: a node kind whose service is nil
+// fails when it runs. The server fills them with its models, agents,
+// knowledge bases, tools and guarded HTTP client; a library user with
+// whatever it has.
+type Services struct {
+	// Model resolves an llm node's model name.
+	Model func(ctx context.Context, name string) (llm.ChatModel, error)
+	// Agent runs one turn of an agent.
+	Agent func(ctx context.Context, req AgentRequest) (AgentResult, error)
+	// Knowledge recalls fragments from knowledge bases.
+	Knowledge func(ctx context.Context, req KnowledgeRequest) ([]Fragment, error)
+	// Tool calls a registered tool with its JSON arguments and returns its
+	// text result.
+	Tool func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	// HTTP sends an http node's requests.
+	HTTP *http.Client
+}
+
+// AgentRequest is one agent turn asked for by an agent node.
+type AgentRequest struct {
+	Agent string
+	Query string
+	// RunID and Key name the run and the node (see [Event.Key]), for
+	// tracing and for keys that make the turn idempotent.
+	RunID string
+	Key   string
+	// OnDelta, when the service streams, receives the answer's text as it
+	// is produced; it becomes the node's NodeDelta events.
+	OnDelta func(text string)
+}
+
+// AgentResult is an agent turn's answer.
+type AgentResult struct {
+	Answer string
+	Usage  llm.Usage
+}
+
+// KnowledgeRequest is a knowledge node's recall.
+type KnowledgeRequest struct {
+	KnowledgeBases []string
+	Query          string
+	// TopK caps the fragments; 0 means the service's default.
+	TopK int
+}
+
+// Fragment is one recalled piece of knowledge.
+type Fragment struct {
+	Text   string  `json:"text"`
+	Source string  `json:"source,omitempty"`
+	Score  float64 `json:"score"`
+}
+
+// Engine runs workflows with a set of services and node kinds. It holds
+// no run state: one Engine serves any number of concurrent runs.
+type Engine struct {
+	svc   Services
+	types []*NodeType
+}
+
+// Option configures an [Engine].
+type Option func(*Engine)
+
+// Register adds node kinds made with [Func].
+func Register(types ...*NodeType) Option {
+	return func(e *Engine) { e.types = append(e.types, types...) }
+}
+
+// New returns an engine that runs nodes with svc.
+func New(svc Services, opts ...Option) *Engine {
+	e := &Engine{svc: svc}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// EventType says what an [Event] reports.
+type EventType string
+
+// The event types, in the order a run produces them.
+const (
+	WorkflowStarted  EventType = "workflow.started"
+	NodeStarted      EventType = "node.started"
+	NodeDelta        EventType = "node.delta"
+	NodeFinished     EventType = "node.finished"
+	WorkflowFinished EventType = "workflow.finished"
+)
+
+// Status is how a node finished.
+type Status string
+
+// The node statuses.
+const (
+	// Succeeded: the node ran and produced its outputs.
+	Succeeded Status = "succeeded"
+	// Failed: the node failed and its failure policy (continue or branch)
+	// let the run go on. A failure that fails the run ends it with a
+	// [*NodeError] instead.
+	Failed Status = "failed"
+	// Skipped: no branch led to the node, so it did not run.
+	Skipped Status = "skipped"
+)
+
+// Event is one step of a run. Which fields are set depends on Type:
+// NodeStarted has Node, Key, Kind; NodeDelta adds Delta (model or agent
+// text as it is produced); NodeFinished adds Status, Inputs (the values
+// the node was given after its templates were filled), Outputs, Error,
+// Usage, Latency, Attempts and Restored; WorkflowFinished has the run's
+// Outputs (those of its end nodes), total Usage and Latency.
+type Event struct {
+	Type  EventType `json:"type"`
+	RunID string    `json:"run_id,omitempty"`
+	// Node is the node's ID; Key tells apart the runs of a node inside an
+	// iteration: "loop[2].draft" is node draft for item 2 of node loop.
+	Node     string         `json:"node,omitempty"`
+	Key      string         `json:"key,omitempty"`
+	Kind     Kind           `json:"kind,omitempty"`
+	Status   Status         `json:"status,omitempty"`
+	Delta    string         `json:"delta,omitempty"`
+	Inputs   map[string]any `json:"inputs,omitempty"`
+	Outputs  map[string]any `json:"outputs,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Usage    llm.Usage      `json:"usage,omitzero"`
+	Latency  time.Duration  `json:"latency,omitempty"`
+	Attempts int            `json:"attempts,omitempty"`
+	// Restored says the node finished in an earlier attempt of the run
+	// and its outputs come from its checkpoint.
+	Restored bool      `json:"restored,omitempty"`
+	Time     time.Time `json:"time"`
+}
+
+// NodeError is the error that ends a run when a node fails and its policy
+// is to fail the run.
+type NodeError struct {
+	Node string
+	Key  string
+	Err  error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("workflow: node %s: %v", e.Key, e.Err)
+}
+
+// Unwrap returns the node's error.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// ErrInterrupted is the error of a node that had started in an earlier
+// attempt of the run, never finished, and is not marked idempotent: it is
+// not run again, and its failure policy decides what follows.
+var ErrInterrupted = errors.New("interrupted in an earlier attempt and not idempotent")
+
+// ErrInputs is wrapped by the error of a run whose inputs do not match the
+// start node's declaration.
+var ErrInputs = errors.New("workflow: invalid inputs")
+
+// RunOption configures one run.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	id string
+	cp Checkpointer
+}
+
+// WithRunID names the run, in its events and checkpoints.
+func WithRunID(id string) RunOption { return func(c *runConfig) { c.id = id } }
+
+// WithCheckpointer records each finished node under the run's ID and, when
+// the run has records already, resumes it: nodes that finished are not run
+// again, their outputs are restored. It needs [WithRunID].
+func WithCheckpointer(cp Checkpointer) RunOption { return func(c *runConfig) { c.cp = cp } }
+
+// Run runs a definition with inputs and yields its events. Independent
+// nodes run concurrently; a node starts when all the nodes it follows
+// have finished or been skipped. The stream ends with WorkflowFinished,
+// or with an error: a [*NodeError], [ValidationErrors] for a definition
+// that does not validate, an error wrapping [ErrInputs], or the context's
+// error when ctx is cancelled. Breaking out of the loop cancels the run
+// and waits for its nodes to stop.
+//
+// A definition that was not validated is compiled for this run with the
+// engine's node kinds.
+func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, opts ...RunOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		var cfg runConfig
+		for _, o := range opts {
+			o(&cfg)
+		}
+		p := d.plan
+		if p == nil {
+			var err error
+			if p, err = compile(d, WithNodeTypes(e.types...)); err != nil {
+				yield(Event{}, err)
+				return
+			}
+		}
+		if cfg.cp != nil && cfg.id == "" {
+			yield(Event{}, errors.New("workflow: a checkpointer needs a run id (WithRunID)"))
+			return
+		}
+		r := &runner{e: e, runID: cfg.id, cp: cfg.cp}
+		if cfg.cp != nil {
+			cps, err := cfg.cp.Completed(ctx, cfg.id)
+			if err != nil {
+				yield(Event{}, fmt.Errorf("workflow: read checkpoints of run %s: %w", cfg.id, err))
+				return
+			}
+			if len(cps) > 0 {
+				r.restored = make(map[string]*Checkpoint, len(cps))
+				for i := range cps {
+					r.restored[cps[i].Key] = &cps[i]
+				}
+			}
+		}
+		start := p.nodes[p.start]
+		if cp := r.restored[start.n.ID]; cp == nil || cp.Finished.IsZero() {
+			in, err := conformInputs(start.n, inputs)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			r.inputs = in
+		}
+		began := time.Now()
+		if !yield(Event{Type: WorkflowStarted, RunID: r.runID, Time: began}, nil) {
+			return
+		}
+		g := newGraph(r, p, &scope{outs: make([]map[string]any, len(p.nodes)), start: p.start}, "",
+			func(ev Event) bool { return yield(ev, nil) })
+		err := g.run(ctx)
+		if g.gone {
+			return
+		}
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		outs := map[string]any{}
+		for _, i := range p.ends {
+			for k, v := range g.sc.outs[i] {
+				outs[k] = v
+			}
+		}
+		yield(Event{Type: WorkflowFinished, RunID: r.runID, Outputs: outs, Usage: g.usage, Latency: time.Since(began), Time: time.Now()}, nil)
+	}
+}
+
+// Result is what [Collect] gathers from a run.
+type Result struct {
+	Outputs map[string]any
+	Usage   llm.Usage
+	// Nodes holds the NodeFinished event of every node, in the order they
+	// finished.
+	Nodes []Event
+}
+
+// Collect drains a run's events into its outputs, usage and node events.
+func Collect(events iter.Seq2[Event, error]) (*Result, error) {
+	res := &Result{}
+	for ev, err := range events {
+		if err != nil {
+			return res, err
+		}
+		switch ev.Type {
+		case NodeFinished:
+			res.Nodes = append(res.Nodes, ev)
+		case WorkflowFinished:
+			res.Outputs, res.Usage = ev.Outputs, ev.Usage
+		}
+	}
+	return res, nil
+}
+
+// conformInputs checks the run's inputs against the start node's
+// declaration and fills in defaults.
+func conformInputs(start *Node, inputs map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(start.Inputs))
+	for name := range inputs {
+		if _, ok := start.Inputs[name]; !ok {
+			return nil, fmt.Errorf("%w: unknown input %q", ErrInputs, name)
+		}
+	}
+	for _, name := range sortedKeys(start.Inputs) {
+		s := start.Inputs[name]
+		v, ok := inputs[name]
+		if !ok || v == nil {
+			if s.Default == nil {
+				return nil, fmt.Errorf("%w: missing input %q", ErrInputs, name)
+			}
+			v = s.Default
+		}
+		v, err := plainJSON(v)
+		if err == nil {
+			v, err = s.conform(name, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInputs, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// plainJSON returns v as encoding/json decodes it into an any: Go values
+// such as []string or structs become []any and map[string]any.
+func plainJSON(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,356 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+)
+
+// runner is the state one run shares between its graphs.
+type runner struct {
+	e        *Engine
+	runID    string
+	cp       Checkpointer
+	restored map[string]*Checkpoint
+	inputs   map[string]any
+}
+
+// graph schedules one run of a plan: the top level, or one item of an
+// iteration. Its fields belong to the goroutine that calls run (the
+// coordinator); nodes that run on other goroutines report through msgs.
+type graph struct {
+	r      *runner
+	p      *plan
+	sc     *scope
+	prefix string
+	emit   func(Event) bool
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	pending []int32 // incoming edges not yet decided
+	live    []int32 // control edges in decided live
+	dead    []int32 // data edges in decided dead
+	ready   []int
+	msgs    chan msg
+	running int
+	usage   llm.Usage
+	err     error
+	gone    bool // emit returned false: nobody listens any more
+}
+
+// msg is what a node running on its own goroutine sends its coordinator:
+// an event to pass on, or its result.
+type msg struct {
+	idx  int
+	done bool
+	ev   Event
+	res  result
+}
+
+// result is the outcome of running a node.
+type result struct {
+	inputs   map[string]any
+	outputs  map[string]any
+	err      error
+	usage    llm.Usage
+	started  time.Time
+	attempts int
+	restored bool
+}
+
+func newGraph(r *runner, p *plan, sc *scope, prefix string, emit func(Event) bool) *graph {
+	return &graph{r: r, p: p, sc: sc, prefix: prefix, emit: emit}
+}
+
+// run runs the graph to its end and returns the error that stopped it.
+func (g *graph) run(ctx context.Context) error {
+	g.ctx, g.cancel = context.WithCancel(ctx)
+	defer g.cancel()
+	n := len(g.p.nodes)
+	counts := make([]int32, 3*n)
+	g.pending, g.live, g.dead = counts[:n:n], counts[n:2*n:2*n], counts[2*n:]
+	for i, pn := range g.p.nodes {
+		g.pending[i] = int32(pn.preds)
+	}
+	g.ready = append(make([]int, 0, 8), g.p.roots...)
+	for {
+		for len(g.ready) > 0 && g.err == nil {
+			last := len(g.ready) - 1
+			i := g.ready[last]
+			g.ready = g.ready[:last]
+			g.launch(i)
+		}
+		if g.running == 0 {
+			break
+		}
+		m := <-g.msgs
+		if !m.done {
+			g.send(m.ev)
+			continue
+		}
+		g.running--
+		g.finish(m.idx, m.res)
+	}
+	if g.err == nil && ctx.Err() != nil {
+		g.err = ctx.Err()
+	}
+	return g.err
+}
+
+// send passes an event on; when nobody listens any more the run stops.
+func (g *graph) send(ev Event) {
+	if g.gone {
+		return
+	}
+	if !g.emit(ev) {
+		g.gone = true
+		g.fail(context.Canceled)
+	}
+}
+
+// fail records the error that ends the run and stops its nodes.
+func (g *graph) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+	g.cancel()
+}
+
+func (g *graph) key(pn *pnode) string {
+	if g.prefix == "" {
+		return pn.n.ID
+	}
+	return g.prefix + pn.n.ID
+}
+
+func (g *graph) event(t EventType, pn *pnode) Event {
+	return Event{Type: t, RunID: g.r.runID, Node: pn.n.ID, Key: g.key(pn), Kind: pn.n.Kind, Time: time.Now()}
+}
+
+// launch starts node i, whose incoming edges are all decided: it is
+// skipped when none is live, restored when it has a checkpoint, run on the
+// coordinator's goroutine when nothing else can run meanwhile, and on its
+// own goroutine otherwise.
+func (g *graph) launch(i int) {
+	pn := g.p.nodes[i]
+	if pn.ctrlPreds > 0 && g.live[i] == 0 || pn.ctrlPreds == 0 && g.dead[i] > 0 {
+		ev := g.event(NodeFinished, pn)
+		ev.Status = Skipped
+		g.send(ev)
+		g.decide(pn, Skipped, nil)
+		return
+	}
+	key := g.key(pn)
+	var marker bool
+	if cp := g.r.restored[key]; cp != nil {
+		switch {
+		case cp.Finished.IsZero() && cp.Error != "":
+			// It failed and failed the run: it is tried again.
+		case !cp.Finished.IsZero():
+			res := result{outputs: cp.Outputs, usage: cp.Usage, started: cp.Started, restored: true}
+			if cp.Error != "" {
+				res.err = errors.New(cp.Error)
+			}
+			g.finish(i, res)
+			return
+		default:
+			marker = true
+		}
+	}
+	g.send(g.event(NodeStarted, pn))
+	if marker && pn.sideEffects && !pn.n.Idempotent {
+		g.finish(i, result{err: ErrInterrupted, started: time.Now()})
+		return
+	}
+	if g.r.cp != nil && pn.sideEffects && !pn.n.Idempotent {
+		cp := Checkpoint{NodeID: pn.n.ID, Key: key, Started: time.Now()}
+		if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
+			g.fail(fmt.Errorf("workflow: checkpoint %s: %w", key, err))
+			return
+		}
+	}
+	if g.running == 0 && len(g.ready) == 0 {
+		res := g.exec(g.ctx, pn, g.send)
+		g.finish(i, res)
+		return
+	}
+	if g.msgs == nil {
+		g.msgs = make(chan msg, 16)
+	}
+	g.running++
+	go func() {
+		res := g.exec(g.ctx, pn, func(ev Event) { g.msgs <- msg{idx: i, ev: ev} })
+		g.msgs <- msg{idx: i, done: true, res: res}
+	}()
+}
+
+// finish records node i's result: it applies the failure policy, saves
+// the checkpoint, reports the node and decides its outgoing edges.
+func (g *graph) finish(i int, res result) {
+	pn := g.p.nodes[i]
+	status := Succeeded
+	ev := g.event(NodeFinished, pn)
+	ev.Inputs, ev.Usage, ev.Attempts, ev.Restored = res.inputs, res.usage, res.attempts, res.restored
+	if !res.started.IsZero() && !res.restored {
+		ev.Latency = ev.Time.Sub(res.started)
+	}
+	if res.err != nil {
+		if g.err != nil {
+			return // the run is ending already; this is an echo of its cancel
+		}
+		status = Failed
+		ev.Error = res.err.Error()
+		action := FailRun
+		if pn.n.OnError != nil && pn.n.OnError.Action != "" {
+			action = pn.n.OnError.Action
+		}
+		if g.ctx.Err() != nil && !res.restored {
+			action = FailRun // a cancelled run does not carry on with defaults
+		}
+		switch {
+		case res.restored:
+		case action == Continue:
+			res.outputs = nil
+			if pn.def != nil {
+				res.outputs, _ = pn.def.resolve(g.sc).(map[string]any)
+			}
+		case action == Branch:
+			res.outputs = map[string]any{"error": ev.Error}
+		default:
+			ev.Status = status
+			g.send(ev)
+			if g.ctx.Err() != nil {
+				g.fail(g.ctx.Err())
+				return
+			}
+			if g.r.cp != nil && pn.sideEffects && !pn.n.Idempotent {
+				// The node did not finish, but it is known to have
+				// failed: a resumed run may try it again.
+				cp := Checkpoint{NodeID: pn.n.ID, Key: ev.Key, Error: ev.Error, Started: res.started}
+				if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
+					g.fail(fmt.Errorf("workflow: checkpoint %s: %w", ev.Key, err))
+					return
+				}
+			}
+			g.fail(&NodeError{Node: pn.n.ID, Key: ev.Key, Err: res.err})
+			return
+		}
+	}
+	ev.Status, ev.Outputs = status, res.outputs
+	if g.r.cp != nil && !res.restored {
+		cp := Checkpoint{NodeID: pn.n.ID, Key: ev.Key, Outputs: res.outputs, Error: ev.Error, Usage: res.usage, Started: res.started, Finished: ev.Time}
+		if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
+			g.fail(fmt.Errorf("workflow: checkpoint %s: %w", ev.Key, err))
+			return
+		}
+	}
+	g.sc.outs[i] = res.outputs
+	g.usage = g.usage.Add(res.usage)
+	g.send(ev)
+	errBranch := status == Failed && pn.n.OnError != nil && pn.n.OnError.Action == Branch
+	if errBranch {
+		status = Skipped // for the edges: only error edges are live
+	}
+	if errBranch {
+		for _, e := range pn.edges {
+			if e.onError {
+				g.live[e.to]++
+			}
+		}
+	}
+	g.decide(pn, status, res.outputs)
+}
+
+// decide marks the outgoing edges of a node that finished with status (a
+// skipped node's are all dead) and queues the nodes that have all theirs.
+func (g *graph) decide(pn *pnode, status Status, outputs map[string]any) {
+	for _, e := range pn.edges {
+		live := false
+		if status != Skipped && !e.onError {
+			if e.routes == nil {
+				live = true
+			} else if b, _ := outputs["branch"].(string); slices.Contains(e.routes, b) {
+				live = true
+			}
+		}
+		switch {
+		case e.data && !live:
+			g.dead[e.to]++
+		case !e.data && live:
+			g.live[e.to]++
+		}
+		if g.pending[e.to]--; g.pending[e.to] == 0 {
+			g.ready = append(g.ready, e.to)
+		}
+	}
+}
+
+// exec runs a node with its retry policy and timeout; up passes events on
+// to the coordinator.
+func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event)) result {
+	res := result{started: time.Now()}
+	attempts := 1
+	if r := pn.n.Retry; r != nil && r.MaxAttempts > 1 {
+		attempts = r.MaxAttempts
+	}
+	x := &nodeRun{g: g, pn: pn, up: up}
+	for a := 1; ; a++ {
+		res.attempts = a
+		actx, cancel := ctx, context.CancelFunc(nil)
+		if t := pn.n.Timeout; t > 0 {
+			actx, cancel = context.WithTimeout(ctx, time.Duration(t))
+		}
+		x.usage = llm.Usage{}
+		res.inputs, res.outputs, res.err = x.safeRun(actx)
+		if cancel != nil {
+			if res.err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+				res.err = fmt.Errorf("timed out after %s: %w", time.Duration(pn.n.Timeout), res.err)
+			}
+			cancel()
+		}
+		res.usage = res.usage.Add(x.usage)
+		if res.err == nil || a >= attempts || ctx.Err() != nil {
+			return res
+		}
+		if !sleep(ctx, backoff(pn.n.Retry, a)) {
+			res.err = ctx.Err()
+			return res
+		}
+	}
+}
+
+// backoff is the wait after failed attempt a.
+func backoff(r *Retry, a int) time.Duration {
+	d := time.Duration(r.Backoff)
+	for i := 1; i < a && d > 0; i++ {
+		d *= 2
+		if r.MaxBackoff > 0 && d >= time.Duration(r.MaxBackoff) {
+			return time.Duration(r.MaxBackoff)
+		}
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// itemPrefix is the key prefix of the nodes of item i of iteration key.
+func itemPrefix(key string, i int) string {
+	return key + "[" + strconv.Itoa(i) + "]."
+}
