@@ -239,7 +239,9 @@ type env struct {
 	errs []string
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts a server (its configuration adjusted by opts) and opens a
+// tab on its console.
+func newEnv(t *testing.T, opts ...func(*platform.Config)) *env {
 	t.Helper()
 	bctx := startBrowser(t)
 	ctx := context.Background()
@@ -253,7 +255,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	model := &gatedModel{demo: scripted.Demo(scripted.RecordRequests(false)), gate: make(chan struct{})}
-	srv, err := platform.New(platform.Config{
+	cfg := platform.Config{
 		Meta:                  store,
 		Sessions:              memory.NewInMemory(),
 		Logger:                slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -263,7 +265,11 @@ func newEnv(t *testing.T) *env {
 			return llm.New(model, llm.WithName(spec), llm.WithRetries(0)), nil
 		},
 		RateLimit: -1,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := platform.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@
 import { api, stream } from './api.js';
 import { h, field, clear, fmtTime, confirmButton } from './dom.js';
 import { render as renderMarkdown, StreamRenderer } from './markdown.js';
+import { traceBox } from './trace.js';
 
 function pretty(v) {
   if (typeof v === 'string') {
@@ -133,6 +134,12 @@ class Turn {
     for (const { r } of this.delegateText.values()) r.finish();
   }
 
+  // trace adds the turn's trace (collapsed, loaded when opened) below it.
+  trace(sessionID, messageID, names) {
+    if (!sessionID || !messageID || this.el.querySelector('details.trace')) return;
+    this.el.append(traceBox(sessionID, messageID, names));
+  }
+
   // setText shows a stored answer at once.
   setText(text) {
     if (!text) return;
@@ -150,13 +157,20 @@ function userMessage(container, text) {
 
 // renderTranscript shows stored messages (GET /v1/sessions/{id}/messages):
 // user turns, answers with their tool rounds, partial and failed answers
-// marked.
-export function renderTranscript(container, messages, who) {
+// marked, each answer with its trace when opts.sessionID is given.
+export function renderTranscript(container, messages, who, opts = {}) {
   let turn = null;
+  let answerID = '';
+  const end = () => {
+    if (!turn) return;
+    turn.finish();
+    turn.trace(opts.sessionID, answerID, opts.names);
+  };
   for (const m of messages) {
     if (m.role === 'user') {
-      if (turn) turn.finish();
+      end();
       turn = null;
+      answerID = '';
       userMessage(container, m.content);
     } else if (m.role === 'assistant') {
       if (!turn) {
@@ -164,6 +178,7 @@ export function renderTranscript(container, messages, who) {
         turn.setState('done', '');
       }
       turn.setText(m.content);
+      if (m.id) answerID = m.id;
       for (const c of m.tool_calls || []) turn.toolCall(c);
       if (m.partial) turn.setState('partial', 'partial');
       if (m.is_error) turn.setState('failed', 'failed');
@@ -177,7 +192,7 @@ export function renderTranscript(container, messages, who) {
       container.append(h('article', { class: 'msg system' }, h('div', { class: 'body', text: m.content })));
     }
   }
-  if (turn) turn.finish();
+  end();
 }
 
 // ChatPanel is a transcript with a composer and a Stop button, bound to
@@ -227,7 +242,7 @@ export class ChatPanel {
     this.sessionID = sessionID;
     try {
       const msgs = await api('GET', `/v1/sessions/${encodeURIComponent(sessionID)}/messages`);
-      renderTranscript(this.transcript, msgs, this.agentName);
+      renderTranscript(this.transcript, msgs, this.agentName, { sessionID, names: this.agentNames });
       this.transcript.scrollTop = this.transcript.scrollHeight;
     } catch (x) {
       this.status.textContent = x.message;
@@ -337,6 +352,7 @@ export class ChatPanel {
         turn.setState('failed', (turn.text ? 'partial · ' : '') + 'failed: ' + x.message);
       }
     } finally {
+      turn.trace(r.sessionID, r.messageID, this.agentNames);
       if (this.running === r) this.running = null;
       this.send.disabled = false;
       this.stopBtn.disabled = true;

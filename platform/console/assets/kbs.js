@@ -1,5 +1,6 @@
 // Knowledge bases: create and delete; upload files and folders (drag and
-// drop or pickers) with per-file progress; documents with their status;
+// drop or pickers) with per-file progress and what each upload did (added,
+// replaced N chunks, unchanged); documents with their status;
 // a search that shows hybrid, vector and keyword results side by side.
 import { api, upload } from './api.js';
 import { h, field, clear, showFieldError, confirmButton, fmtBytes, fmtTime } from './dom.js';
@@ -57,6 +58,18 @@ export function render(main, ctx) {
     clear(detail);
     const docs = h('tbody');
     const progress = h('ul', { class: 'progress', 'aria-label': 'uploads' });
+    const summary = h('p', { class: 'upload-summary muted', role: 'status' });
+    // tally sums up the uploads so far: "5 files: 3 added, 1 replaced, …".
+    const tally = () => {
+      const n = {};
+      const items = [...progress.children];
+      for (const li of items) {
+        const o = li.dataset.outcome || 'pending';
+        n[o] = (n[o] || 0) + 1;
+      }
+      summary.textContent = items.length ? `${items.length} file${items.length === 1 ? '' : 's'}: ` +
+        ['added', 'replaced', 'unchanged', 'failed', 'pending'].filter((o) => n[o]).map((o) => `${n[o]} ${o}`).join(', ') : '';
+    };
     const fileInput = h('input', { type: 'file', multiple: true, id: 'kb-files', class: 'visually-hidden' });
     const dirInput = h('input', { type: 'file', multiple: true, webkitdirectory: true, id: 'kb-folder', class: 'visually-hidden' });
     const drop = h('div', { class: 'drop', tabindex: '0', role: 'group', 'aria-label': 'Drop files or folders here' },
@@ -76,7 +89,7 @@ export function render(main, ctx) {
           ctx.navigate('#/knowledge');
         })),
       h('p', { class: 'muted', text: `chunks of ${kb.chunk_size} tokens, overlap ${kb.chunk_overlap}; ` + (kb.embedding_model ? 'embeddings: ' + kb.embedding_model : 'keyword-only (no embedding model)') }),
-      drop, progress,
+      drop, summary, progress,
       h('h2', { text: 'Documents' }),
       h('table', { class: 'docs' }, h('thead', {}, h('tr', {}, ['Name', 'Status', 'Chunks', 'Size', 'Updated', ''].map((c) => h('th', { text: c })))), docs),
       h('h2', { text: 'Search' }), search, results);
@@ -105,9 +118,11 @@ export function render(main, ctx) {
       const jobs = files.map(({ file, name: n }) => {
         const bar = h('progress', { max: 1, value: 0, 'aria-label': 'upload of ' + n });
         const st = h('span', { class: 'muted', text: 'waiting' });
-        progress.append(h('li', { dataset: { name: n } }, h('span', { text: n }), bar, st));
-        return { file, n, bar, st };
+        const li = h('li', { dataset: { name: n } }, h('span', { text: n }), bar, st);
+        progress.append(li);
+        return { file, n, bar, st, li };
       });
+      tally();
       // Three at a time: a folder of hundreds of files should not open
       // hundreds of connections.
       let next = 0;
@@ -116,13 +131,17 @@ export function render(main, ctx) {
           const j = jobs[next++];
           j.st.textContent = 'uploading';
           try {
-            await upload(kb.id, j.file, j.n, (p) => { j.bar.value = p; });
-            j.st.textContent = 'sent';
-            j.st.className = 'ok';
+            const res = await upload(kb.id, j.file, j.n, (p) => { j.bar.value = p; });
+            const outcome = (res && res.outcome) || 'added';
+            j.li.dataset.outcome = outcome;
+            j.st.textContent = outcomeText(outcome, res && res.replaced_chunks);
+            j.st.className = outcome === 'unchanged' ? 'muted' : 'ok';
           } catch (x) {
+            j.li.dataset.outcome = 'failed';
             j.st.textContent = x.message;
             j.st.className = 'error';
           }
+          tally();
           loadDocs().catch(() => {});
         }
       };
@@ -200,6 +219,18 @@ export function render(main, ctx) {
     alive = false;
     clearTimeout(poll);
   };
+}
+
+// outcomeText says what an upload did to its document.
+function outcomeText(outcome, replaced) {
+  switch (outcome) {
+    case 'replaced':
+      return `replaced ${replaced || 0} chunk${replaced === 1 ? '' : 's'}`;
+    case 'unchanged':
+      return 'unchanged';
+    default:
+      return 'added';
+  }
 }
 
 // walk collects the files under a dropped entry, named by their path.

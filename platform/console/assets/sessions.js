@@ -1,5 +1,6 @@
 // Sessions browser: every session of the tenant, by agent, with its
-// transcript (tool rounds included), resume in the chat, and delete.
+// transcript (tool rounds included, each answer's trace a click away),
+// resume in the chat, and delete.
 import { api } from './api.js';
 import { h, field, clear, fmtTime, confirmButton } from './dom.js';
 import { renderTranscript } from './chat.js';
@@ -38,7 +39,7 @@ export function render(main, ctx) {
         })),
       h('p', { class: 'muted' }, 'Session ', h('code', { text: s.id })),
       transcript);
-    renderTranscript(transcript, msgs, names.get(s.agent_id));
+    renderTranscript(transcript, msgs, names.get(s.agent_id), { sessionID: s.id, names });
   }
 
   agentSel.addEventListener('change', () => loadList().catch(() => {}));

@@ -1,9 +1,52 @@
 // Tools: register HTTP, MCP and SQL tools (stdio MCP and SQL only for admin
-// keys, as the API requires), list an MCP server's tools, refresh, delete.
-// The API has no endpoint that runs a tool on its own, so trying a tool
-// means asking an agent that has it (the agents screen's test chat).
+// keys, as the API requires), list an MCP server's tools, refresh, delete,
+// and try a tool with JSON arguments (POST /v1/tools/{id}/invoke runs it as
+// a turn would), the arguments checked against its parameters first.
 import { api } from './api.js';
 import { h, field, clear, showFieldError, confirmButton } from './dom.js';
+
+// checkSchema returns the places where value breaks the JSON Schema subset
+// tool parameters use (type, properties, required, items, enum,
+// additionalProperties: false), as "path: problem" strings. Anything else
+// in the schema is left to the tool.
+function checkSchema(schema, value, path = 'arguments', out = []) {
+  if (!schema || typeof schema !== 'object') return out;
+  const kind = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+  const types = schema.type === undefined ? [] : [].concat(schema.type);
+  const k = kind(value);
+  if (types.length && !types.some((t) => t === k || (t === 'number' && k === 'integer'))) {
+    out.push(`${path}: want ${types.join(' or ')}, got ${k}`);
+    return out;
+  }
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
+    out.push(`${path}: want one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
+  }
+  if (k === 'object') {
+    const props = schema.properties || {};
+    for (const r of schema.required || []) {
+      if (value[r] === undefined || value[r] === null) out.push(`${path}.${r}: required`);
+    }
+    for (const [name, v] of Object.entries(value)) {
+      if (props[name]) checkSchema(props[name], v, `${path}.${name}`, out);
+      else if (schema.additionalProperties === false) out.push(`${path}.${name}: not a parameter of this tool`);
+    }
+  }
+  if (k === 'array' && schema.items) value.forEach((v, i) => checkSchema(schema.items, v, `${path}[${i}]`, out));
+  return out;
+}
+
+// skeleton is a starting argument object: each property with a value of
+// its type (its first enum value or default when it has one).
+function skeleton(schema) {
+  const out = {};
+  for (const [name, p] of Object.entries((schema && schema.properties) || {})) {
+    const t = [].concat(p.type || 'string')[0];
+    if (p.default !== undefined) out[name] = p.default;
+    else if (Array.isArray(p.enum) && p.enum.length) out[name] = p.enum[0];
+    else out[name] = { string: '', number: 0, integer: 0, boolean: false, array: [], object: {} }[t] ?? null;
+  }
+  return out;
+}
 
 function kv(text) {
   const out = {};
@@ -29,11 +72,87 @@ export function render(main, ctx) {
   const admin = ctx.me.admin;
   const table = h('tbody');
   const err = h('p', { class: 'error', role: 'alert' });
+  const tryBox = h('section', { class: 'tool-try', hidden: true, 'aria-label': 'try a tool' });
   main.append(h('div', { class: 'tools' },
     h('section', {}, h('h1', { text: 'Tools' }),
       h('table', { class: 'tool-table' }, h('thead', {}, h('tr', {}, ['Name', 'Kind', 'Description', ''].map((c) => h('th', { text: c })))), table),
-      h('p', { class: 'muted', text: 'To try a tool, whitelist it on an agent and ask that agent in its test chat: the API has no endpoint that runs a tool by itself.' })),
+      h('p', { class: 'muted', text: 'Try runs a tool with your arguments the way an agent\'s turn runs it: the same outbound rules, secrets and limits.' }),
+      tryBox),
     registerForm()));
+
+  // showTry opens the try panel for tool t.
+  function showTry(t) {
+    clear(tryBox);
+    tryBox.hidden = false;
+    tryBox.dataset.tool = t.name;
+    const schema = t.parameters || { type: 'object', properties: {} };
+    const args = h('textarea', { rows: 6, spellcheck: 'false', class: 'mono' });
+    args.value = JSON.stringify(skeleton(schema), null, 2);
+    const run = h('button', { type: 'submit', class: 'primary', text: 'Run' });
+    const status = h('p', { class: 'try-status', role: 'status' });
+    const out = h('pre', { class: 'try-result', hidden: true });
+    const form = h('form', { class: 'try-form' },
+      h('div', { class: 'row' }, h('h2', {}, 'Try ', h('code', { text: t.name })),
+        h('button', { type: 'button', class: 'small', text: 'Close', on: { click: () => { tryBox.hidden = true; } } })),
+      t.description ? h('p', { class: 'muted', text: t.description }) : null,
+      h('details', {}, h('summary', { text: 'Parameters (JSON Schema)' }), h('pre', { text: JSON.stringify(schema, null, 2) })),
+      field('Arguments (JSON)', args, { name: 'arguments', hint: 'checked against the parameters before it runs' }),
+      h('div', { class: 'buttons' }, run), status, out);
+    const check = () => {
+      let v;
+      try {
+        v = JSON.parse(args.value.trim() || '{}');
+      } catch (x) {
+        return [`not valid JSON (${x.message})`];
+      }
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return ['arguments: want a JSON object'];
+      const problems = checkSchema(schema, v);
+      return problems.length ? problems : v;
+    };
+    const showCheck = () => {
+      const v = check();
+      const bad = Array.isArray(v);
+      const errEl = document.getElementById(args.id + '-err');
+      errEl.textContent = bad ? v.join('; ') : '';
+      if (bad) args.setAttribute('aria-invalid', 'true');
+      else args.removeAttribute('aria-invalid');
+      return bad ? null : v;
+    };
+    args.addEventListener('input', showCheck);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const v = showCheck();
+      if (!v) return;
+      run.disabled = true;
+      status.className = 'try-status muted';
+      status.textContent = 'running…';
+      out.hidden = true;
+      delete tryBox.dataset.ok;
+      try {
+        const res = await api('POST', `/v1/tools/${encodeURIComponent(t.id)}/invoke`, { arguments: v });
+        tryBox.dataset.ok = String(res.ok);
+        status.className = 'try-status ' + (res.ok ? 'ok' : 'error');
+        status.textContent = (res.ok ? '✓ ok' : '✗ failed') + ` · ${res.duration_ms} ms` + (res.truncated ? ' · result truncated' : '');
+        let text = res.ok ? res.result || '' : res.error || '';
+        try {
+          text = JSON.stringify(JSON.parse(text), null, 2);
+        } catch {
+          // Not JSON: shown as it came.
+        }
+        out.textContent = text;
+        out.hidden = false;
+      } catch (x) {
+        tryBox.dataset.ok = 'false';
+        status.className = 'try-status error';
+        status.textContent = x.message;
+      } finally {
+        run.disabled = false;
+      }
+    });
+    tryBox.append(form);
+    showCheck();
+    args.focus();
+  }
 
   function registerForm() {
     const kinds = admin ? ['http', 'mcp', 'sql'] : ['http', 'mcp'];
@@ -108,6 +227,10 @@ export function render(main, ctx) {
     return form;
   }
 
+  function tryButton(t) {
+    return h('button', { type: 'button', class: 'small try', text: 'Try', 'aria-label': 'Try tool ' + t.name, on: { click: () => showTry(t) } });
+  }
+
   async function load() {
     try {
       const tools = await api('GET', '/v1/tools');
@@ -132,6 +255,7 @@ export function render(main, ctx) {
             },
           }));
         }
+        if (t.kind !== 'mcp') actions.append(tryButton(t));
         actions.append(confirmButton('Delete', async () => {
           await api('DELETE', '/v1/tools/' + encodeURIComponent(t.id));
           load();
@@ -142,7 +266,7 @@ export function render(main, ctx) {
           table.append(h('tr', { class: 'child' },
             h('td', {}, '↳ ', h('code', { text: c.name })), h('td', { text: 'MCP tool' }),
             h('td', {}, c.description || '', c.parameters ? h('details', {}, h('summary', { text: 'parameters' }), h('pre', { text: JSON.stringify(c.parameters, null, 2) })) : null),
-            h('td')));
+            h('td', { class: 'actions' }, tryButton(c))));
         }
       }
     } catch (x) {
