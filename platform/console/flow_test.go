@@ -120,10 +120,13 @@ func TestNewUserFlow(t *testing.T) {
 	}
 	e.until("the session listed", `document.querySelectorAll('ul.sessions li[data-id]').length === 1`)
 	if p := os.Getenv("WEFT_CONSOLE_SCREENSHOT"); p != "" {
-		// The README's picture: a second question, its sources open.
+		// The README's picture: a second question, its sources and its
+		// trace open.
 		e.ask("When do parcels ship?")
 		e.until("the second answer", `document.querySelectorAll('.msg.assistant')[1]?.dataset.state === 'done'`)
-		eval[any](e, `(() => { document.querySelectorAll('.sources-box')[1].open = true; return null; })()`)
+		eval[any](e, `(() => { document.querySelectorAll('.sources-box')[1].open = true; document.querySelectorAll('.msg.assistant')[1].querySelector('details.trace').open = true; return null; })()`)
+		e.until("the trace loaded", `document.querySelectorAll('.msg.assistant')[1].querySelector('details.trace').dataset.loaded === 'true'`)
+		eval[any](e, `(() => { const t = document.querySelector('.transcript'); t.scrollTop = t.scrollHeight; return null; })()`)
 		b, err := chromedpScreenshot(e)
 		if err != nil {
 			t.Fatal(err)
