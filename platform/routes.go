@@ -18,6 +18,7 @@ func (s *Server) extraRoutes() {
 	s.handle("POST /v1/chat/cancel", s.cancelTurn)
 	s.handle("GET /v1/models", s.openaiModels)
 	s.handle("POST /v1/chat/completions", s.openaiChat)
+	s.a2aRoutes()
 	if s.traces != nil {
 		s.handle("GET /v1/sessions/{id}/messages/{message}/trace", s.turnTraceRoute)
 	}

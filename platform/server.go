@@ -142,6 +142,8 @@ type Server struct {
 
 	turns   *turnRegistry
 	engines engines
+	// a2aTasks are the A2A tasks this replica ran (a2aserver.go).
+	a2aTasks a2aTaskStore
 
 	knowledge knowledgeService
 	tools     *tools

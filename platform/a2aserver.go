@@ -1,0 +1,447 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/a2a"
+	"github.com/weftlabs/weft/platform/api"
+	"github.com/weftlabs/weft/platform/meta"
+)
+
+// A2A: each agent of a tenant is an A2A agent (package a2a) at
+// /a2a/agents/{agent} (its id or name), its card under that path at
+// .well-known/agent-card.json; /.well-known/agent-card.json lists the
+// tenant's agents. All of it is authenticated like the rest of the API: the
+// cards name a tenant's agents, which no other tenant may learn.
+//
+// A message is one turn of the agent. Its A2A context is the Weft session
+// (contextId = session id): a message that carries the contextId of an
+// earlier answer continues that conversation. The task is the turn; its id
+// is the id of the answer's message (the id GET /v1/sessions/{id}/messages
+// and the turn's trace use). Tasks are kept in memory on the replica that
+// ran them, the newest a2aTasksPerTenant of each tenant: tasks/get and
+// tasks/cancel reach a task on that replica only (sessions, and so
+// multi-turn conversations, are shared by all replicas).
+
+// a2aTasksPerTenant bounds the tasks kept per tenant (oldest dropped).
+const a2aTasksPerTenant = 500
+
+// a2aArtifactID names the answer's artifact.
+const a2aArtifactID = "answer"
+
+// a2aTask is a task and what is needed to cancel it.
+type a2aTask struct {
+	task     a2a.Task
+	answer   strings.Builder
+	canceled bool
+}
+
+// a2aTaskStore keeps the recent tasks of each tenant.
+type a2aTaskStore struct {
+	mu    sync.Mutex
+	tasks map[string]*a2aTask // tenant \x00 task id
+	order map[string][]string // tenant → task ids, oldest first
+}
+
+func (ts *a2aTaskStore) put(tenant string, t *a2aTask) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.tasks == nil {
+		ts.tasks, ts.order = map[string]*a2aTask{}, map[string][]string{}
+	}
+	ids := ts.order[tenant]
+	if len(ids) >= a2aTasksPerTenant {
+		delete(ts.tasks, tenant+"\x00"+ids[0])
+		ids = ids[1:]
+	}
+	ts.order[tenant] = append(ids, t.task.ID)
+	ts.tasks[tenant+"\x00"+t.task.ID] = t
+}
+
+// view returns a copy of a task, its history cut to the last n messages
+// when n is set.
+func (ts *a2aTaskStore) view(tenant, id string, n *int) (*a2a.Task, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.tasks[tenant+"\x00"+id]
+	if !ok {
+		return nil, false
+	}
+	return t.snapshot(n), true
+}
+
+// update changes a task under the store's lock.
+func (ts *a2aTaskStore) update(t *a2aTask, f func(*a2aTask)) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	f(t)
+}
+
+// snapshot copies the task (call with the store locked).
+func (t *a2aTask) snapshot(n *int) *a2a.Task {
+	out := t.task
+	out.History = append([]a2a.Message(nil), t.task.History...)
+	if n != nil && len(out.History) > *n {
+		out.History = out.History[len(out.History)-*n:]
+	}
+	if t.answer.Len() > 0 {
+		out.Artifacts = []a2a.Artifact{{ArtifactID: a2aArtifactID, Name: a2aArtifactID, Parts: []a2a.Part{a2a.TextPart(t.answer.String())}}}
+	}
+	return &out
+}
+
+// a2aRoutes registers the A2A endpoints.
+func (s *Server) a2aRoutes() {
+	s.handle("GET /.well-known/agent-card.json", s.a2aTenantCard)
+	s.handle("GET /a2a/agents/{agent}/.well-known/agent-card.json", s.a2aAgentCard)
+	s.handle("POST /a2a/agents/{agent}", s.a2aRPC)
+}
+
+// a2aBase is the server's URL as the client reached it.
+func a2aBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// a2aDialect is the card version a request asks for: 1.0 when its
+// A2A-Version header says 1.x, else 0.3 (clients of 0.3 send none).
+func a2aDialect(r *http.Request) a2a.Dialect {
+	if strings.HasPrefix(r.Header.Get(a2a.VersionHeader), "1.") || r.Header.Get(a2a.VersionHeader) == "1" {
+		return a2a.V1
+	}
+	return a2a.V03
+}
+
+const a2aBearer = "A Weft API key of the agent's tenant (Authorization: Bearer <key>)."
+
+// a2aAgentByRef finds the caller's agent by id or name.
+func (s *Server) a2aAgentByRef(r *http.Request, ref string) (meta.Agent, *apiError) {
+	a, e := s.agent(r, ref)
+	if e != nil && e.Code == CodeNotFound {
+		if byName, err := s.meta.AgentByName(r.Context(), principalFrom(r.Context()).Tenant, ref); err == nil {
+			return byName, nil
+		}
+	}
+	return a, e
+}
+
+func (s *Server) a2aCard(r *http.Request, a meta.Agent) a2a.Card {
+	return a2a.Card{
+		Name:        a.Name,
+		Description: "Weft agent " + a.Name + ". Each message is a turn of the agent; a message with the contextId of an earlier answer continues that conversation.",
+		Version:     a.UpdatedAt.UTC().Format(time.RFC3339),
+		URL:         a2aBase(r) + "/a2a/agents/" + a.ID,
+		Streaming:   true,
+		Bearer:      a2aBearer,
+		InputModes:  []string{"text/plain", "application/json"},
+		OutputModes: []string{"text/plain"},
+		Skills:      []a2a.Skill{{ID: "chat", Name: a.Name, Description: "Converse with the agent.", Tags: []string{"chat"}}},
+	}
+}
+
+func writeCard(w http.ResponseWriter, r *http.Request, c a2a.Card) {
+	w.Header().Set("Vary", a2a.VersionHeader)
+	writeJSON(w, http.StatusOK, c.Encode(a2aDialect(r)))
+}
+
+// a2aAgentCard: GET /a2a/agents/{agent}/.well-known/agent-card.json.
+func (s *Server) a2aAgentCard(w http.ResponseWriter, r *http.Request) {
+	a, e := s.a2aAgentByRef(r, r.PathValue("agent"))
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeCard(w, r, s.a2aCard(r, a))
+}
+
+// a2aTenantCard: GET /.well-known/agent-card.json lists the tenant's
+// enabled agents as skills, each with its own endpoint (the skill's id is
+// the agent's name, its description names its card's URL). The card has
+// no endpoint of its own: Weft serves many agents, and a client talks to
+// one through its card.
+func (s *Server) a2aTenantCard(w http.ResponseWriter, r *http.Request) {
+	agents, err := s.meta.ListAgents(r.Context(), principalFrom(r.Context()).Tenant)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	c := a2a.Card{
+		Name:        "Weft",
+		Description: "The agents of this Weft tenant. Each skill is an agent; its A2A card is at /a2a/agents/{skill id}/.well-known/agent-card.json.",
+		Version:     "1",
+		Streaming:   true,
+		Bearer:      a2aBearer,
+		InputModes:  []string{"text/plain", "application/json"},
+		OutputModes: []string{"text/plain"},
+		Skills:      []a2a.Skill{},
+	}
+	for _, a := range agents {
+		if !a.Enabled {
+			continue
+		}
+		c.Skills = append(c.Skills, a2a.Skill{ID: a.Name, Name: a.Name,
+			Description: "Agent card: " + a2aBase(r) + "/a2a/agents/" + a.ID + "/" + a2a.CardPath, Tags: []string{"agent"}})
+	}
+	writeCard(w, r, c)
+}
+
+// a2aRPC: POST /a2a/agents/{agent}, the JSON-RPC endpoint.
+func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a2a.MaxRequestBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		status := http.StatusBadRequest
+		if errors.As(err, &mb) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeJSON(w, status, a2a.ErrorResponse(nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body: %v", err)))
+		return
+	}
+	req, rerr := a2a.ParseRequest(body)
+	if rerr != nil {
+		writeJSON(w, http.StatusOK, a2a.ErrorResponse(req.ID, rerr))
+		return
+	}
+	fail := func(e *a2a.Error) { writeJSON(w, http.StatusOK, a2a.ErrorResponse(req.ID, e)) }
+	agent, e := s.a2aAgentByRef(r, r.PathValue("agent"))
+	if e != nil {
+		// No such endpoint: an HTTP error, not a JSON-RPC one.
+		writeError(w, e)
+		return
+	}
+	p := principalFrom(r.Context())
+	switch req.Op {
+	case a2a.MethodGetTask, a2a.MethodCancelTask:
+		tp, perr := a2a.DecodeTaskParams(req.Params)
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		if req.Op == a2a.MethodCancelTask {
+			if perr := s.a2aCancel(p.Tenant, agent.ID, tp.ID); perr != nil {
+				fail(perr)
+				return
+			}
+		}
+		t, ok := s.a2aTasks.view(p.Tenant, tp.ID, tp.HistoryLength)
+		if !ok || !s.a2aOwns(p.Tenant, agent.ID, t) {
+			fail(a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", tp.ID, a2aTasksPerTenant))
+			return
+		}
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.EncodeTask(t, req.Dialect)))
+	default:
+		sp, perr := a2a.DecodeSendParams(req.Params)
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		s.a2aSend(w, r, req, sp, agent)
+	}
+}
+
+// a2aOwns reports whether task t is of the agent (a task id of another
+// agent of the tenant is not found at this agent's endpoint).
+func (s *Server) a2aOwns(tenant, agentID string, t *a2a.Task) bool {
+	ss, err := s.registry.getIn(context.Background(), tenant, t.ContextID)
+	return err == nil && ss.AgentID == agentID
+}
+
+// a2aCancel cancels a running task of the agent.
+func (s *Server) a2aCancel(tenant, agentID, id string) *a2a.Error {
+	t, ok := s.a2aTasks.view(tenant, id, nil)
+	if !ok || !s.a2aOwns(tenant, agentID, t) {
+		return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", id, a2aTasksPerTenant)
+	}
+	if t.Status.State.Terminal() {
+		return a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is %s", id, t.Status.State)
+	}
+	s.a2aTasks.mu.Lock()
+	if st := s.a2aTasks.tasks[tenant+"\x00"+id]; st != nil && !st.task.Status.State.Terminal() {
+		st.canceled = true
+		st.task.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
+	}
+	s.a2aTasks.mu.Unlock()
+	s.turns.cancel(tenant+"\x00"+id, errCancelledByClient)
+	return nil
+}
+
+func a2aNow() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// a2aError maps an API error to a JSON-RPC error: a request at fault is
+// invalid params, anything else an internal error; data carries the API's
+// error code.
+func a2aError(e *apiError) *a2a.Error {
+	code := a2a.CodeInternalError
+	switch e.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge:
+		code = a2a.CodeInvalidParams
+	}
+	return &a2a.Error{Code: code, Message: e.Message, Data: map[string]any{"code": e.Code, "status": e.Status}}
+}
+
+// a2aQuery is the text of a user message: its text parts, and its data
+// parts as JSON text. Files are refused.
+func a2aQuery(m *a2a.Message) (string, *a2a.Error) {
+	for _, p := range m.Parts {
+		if p.IsFile() {
+			return "", a2a.Errorf(a2a.CodeContentTypeNotSupported, "file parts are not supported; send text or data parts")
+		}
+	}
+	q := strings.TrimSpace(m.Text())
+	switch {
+	case q == "":
+		return "", a2a.Errorf(a2a.CodeInvalidParams, "the message has no text")
+	case len(q) > MaxQueryBytes:
+		return "", a2a.Errorf(a2a.CodeInvalidParams, "the message's text exceeds %d bytes", MaxQueryBytes)
+	}
+	return q, nil
+}
+
+// a2aSend serves SendMessage and SendStreamingMessage: one turn of the
+// agent.
+func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Request, sp *a2a.SendParams, agent meta.Agent) {
+	fail := func(e *a2a.Error) { writeJSON(w, http.StatusOK, a2a.ErrorResponse(req.ID, e)) }
+	query, qerr := a2aQuery(&sp.Message)
+	if qerr != nil {
+		fail(qerr)
+		return
+	}
+	if sp.Message.TaskID != "" {
+		fail(a2a.Errorf(a2a.CodeUnsupportedOperation, "task %q is over: every task of a Weft agent is one complete turn; send the next message with its contextId and no taskId", sp.Message.TaskID))
+		return
+	}
+	p := principalFrom(r.Context())
+	if !agent.Enabled {
+		fail(a2aError(errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name)))
+		return
+	}
+	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
+		fail(a2aError(e))
+		return
+	}
+	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, sp.Message.ContextID, "")
+	if e != nil {
+		if e.Code == CodeNotFound {
+			e = errorf(http.StatusNotFound, CodeNotFound, "contextId %q is not a conversation of this agent; omit it to start one", sp.Message.ContextID)
+		}
+		fail(a2aError(e))
+		return
+	}
+	answerID := memory.NewID()
+	user := sp.Message
+	user.ContextID, user.TaskID = ss.ID, answerID
+	t := &a2aTask{task: a2a.Task{ID: answerID, ContextID: ss.ID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
+	s.a2aTasks.put(p.Tenant, t)
+
+	in := turnInput{agent: agent, session: ss, query: query, answerID: answerID, maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
+	// A task the client does not wait for outlives the request.
+	parent := r.Context()
+	if !sp.Blocking && !req.Streams() {
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, done := s.turns.start(parent, p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+answerID)
+
+	var sw *sseWriter
+	emit := func(ev a2a.Event) error { return nil }
+	if req.Streams() {
+		s.metrics.activeStreams.Inc()
+		defer s.metrics.activeStreams.Dec()
+		sw = newSSEWriter(w, s.frameDeadline())
+		stop := make(chan struct{})
+		defer close(stop)
+		go sw.keepAlive(s.pingInterval(), stop)
+		emit = func(ev a2a.Event) error { return sw.data(a2a.Result(req.ID, ev.Encode(req.Dialect))) }
+	}
+	run := func() {
+		defer done()
+		s.a2aRunTurn(ctx, p.Tenant, t, in, emit)
+	}
+	if !sp.Blocking && !req.Streams() {
+		s.a2aTasks.update(t, func(t *a2aTask) { t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()} })
+		go run()
+		view, _ := s.a2aTasks.view(p.Tenant, t.task.ID, sp.HistoryLength)
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: view}.Encode(req.Dialect)))
+		return
+	}
+	run()
+	if sw == nil {
+		view, _ := s.a2aTasks.view(p.Tenant, t.task.ID, sp.HistoryLength)
+		if view == nil { // dropped by newer tasks already
+			s.a2aTasks.mu.Lock()
+			view = t.snapshot(sp.HistoryLength)
+			s.a2aTasks.mu.Unlock()
+		}
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: view}.Encode(req.Dialect)))
+	}
+}
+
+// a2aRunTurn runs the task's turn, keeping the task up to date and
+// reporting the stream's events to emit: the task (submitted), working,
+// the answer's chunks as artifact updates, and the final status.
+func (s *Server) a2aRunTurn(ctx context.Context, tenant string, t *a2aTask, in turnInput, emit func(a2a.Event) error) {
+	taskID, contextID := t.task.ID, t.task.ContextID
+	s.a2aTasks.mu.Lock()
+	first := t.snapshot(nil)
+	s.a2aTasks.mu.Unlock()
+	emit(a2a.Event{Task: first})
+	s.a2aTasks.update(t, func(t *a2aTask) {
+		if !t.canceled {
+			t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}
+		}
+	})
+	emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}}})
+	chunks := 0
+	chunk := func(text string, last bool) error {
+		ev := a2a.Event{ArtifactUpdate: &a2a.ArtifactUpdate{TaskID: taskID, ContextID: contextID, Append: chunks > 0, LastChunk: last,
+			Artifact: a2a.Artifact{ArtifactID: a2aArtifactID, Name: a2aArtifactID, Parts: []a2a.Part{a2a.TextPart(text)}}}}
+		chunks++
+		return emit(ev)
+	}
+	in.sink = func(event string, data map[string]any) error {
+		if event != api.EventMessageDelta {
+			return nil
+		}
+		text, _ := data["text"].(string)
+		s.a2aTasks.update(t, func(t *a2aTask) { t.answer.WriteString(text) })
+		return chunk(text, false)
+	}
+	ans, terr := s.runTurn(ctx, in)
+
+	agentMsg := func(text string) *a2a.Message {
+		return &a2a.Message{MessageID: taskID, ContextID: contextID, TaskID: taskID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
+	}
+	var status a2a.Status
+	s.a2aTasks.update(t, func(t *a2aTask) {
+		switch {
+		case terr == nil:
+			if t.answer.Len() == 0 {
+				t.answer.WriteString(ans.Answer)
+			}
+			m := agentMsg(ans.Answer)
+			t.task.History = append(t.task.History, *m)
+			t.task.Status = a2a.Status{State: a2a.StateCompleted, Message: m, Timestamp: a2aNow()}
+		case t.canceled || terr.api.Code == CodeCancelled:
+			t.canceled = true
+			t.task.Status = a2a.Status{State: a2a.StateCanceled, Message: agentMsg("The task was canceled."), Timestamp: a2aNow()}
+		default:
+			t.task.Status = a2a.Status{State: a2a.StateFailed, Message: agentMsg(terr.api.Code + ": " + terr.api.Message), Timestamp: a2aNow()}
+		}
+		status = t.task.Status
+	})
+	if terr == nil && chunks == 0 && ans.Answer != "" {
+		chunk(ans.Answer, true)
+	} else if terr == nil {
+		chunk("", true)
+	}
+	emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: status}})
+}
