@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/a2a"
-	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/platform/turn"
 )
 
 // A2A: each agent of a tenant is an A2A agent (package a2a) at
@@ -308,7 +309,9 @@ func a2aQuery(m *a2a.Message) (string, *a2a.Error) {
 }
 
 // a2aSend serves SendMessage and SendStreamingMessage: one turn of the
-// agent.
+// agent, through the turn service. A refusal before the turn starts (a
+// disabled agent, a budget, an unknown context) is a JSON-RPC error; once
+// it has started, the task reports the outcome.
 func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Request, sp *a2a.SendParams, agent meta.Agent) {
 	fail := func(e *a2a.Error) { writeJSON(w, http.StatusOK, a2a.ErrorResponse(req.ID, e)) }
 	query, qerr := a2aQuery(&sp.Message)
@@ -321,85 +324,78 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 		return
 	}
 	p := principalFrom(r.Context())
-	if !agent.Enabled {
-		fail(a2aError(errorf(http.StatusConflict, CodeAgentDisabled, "agent %q is disabled", agent.Name)))
-		return
+	// A task the client does not wait for outlives the request.
+	background := !sp.Blocking && !req.Streams()
+	ctx := r.Context()
+	if background {
+		ctx = context.WithoutCancel(ctx)
 	}
-	if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
-		fail(a2aError(e))
-		return
-	}
-	ss, e := s.sessionFor(r.Context(), p.Tenant, agent, sp.Message.ContextID, "")
-	if e != nil {
-		if e.Code == CodeNotFound {
+	next, stop := iter.Pull2(s.runTurnStream(ctx, turn.Input{Agent: agent, SessionID: sp.Message.ContextID, Message: llm.UserMessage(query)}))
+	first, err, _ := next()
+	if err != nil || first.Kind != turn.Started {
+		stop()
+		e := turnAPIError(err)
+		if err == nil {
+			e = errorf(http.StatusInternalServerError, CodeInternal, "the turn did not start")
+		}
+		if e.Code == CodeNotFound && sp.Message.ContextID != "" {
 			e = errorf(http.StatusNotFound, CodeNotFound, "contextId %q is not a conversation of this agent; omit it to start one", sp.Message.ContextID)
 		}
 		fail(a2aError(e))
 		return
 	}
-	answerID := memory.NewID()
 	user := sp.Message
-	user.ContextID, user.TaskID = ss.ID, answerID
-	t := &a2aTask{task: a2a.Task{ID: answerID, ContextID: ss.ID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
+	user.ContextID, user.TaskID = first.SessionID, first.MessageID
+	t := &a2aTask{task: a2a.Task{ID: first.MessageID, ContextID: first.SessionID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
 	s.a2aTasks.put(p.Tenant, t)
 
-	in := turnInput{agent: agent, session: ss, query: query, answerID: answerID, maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID}}
-	// A task the client does not wait for outlives the request.
-	parent := r.Context()
-	if !sp.Blocking && !req.Streams() {
-		parent = context.WithoutCancel(parent)
-	}
-	ctx, done := s.turns.start(parent, p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+answerID)
-
-	var sw *sseWriter
-	emit := func(ev a2a.Event) error { return nil }
-	if req.Streams() {
-		s.metrics.activeStreams.Inc()
-		defer s.metrics.activeStreams.Dec()
-		sw = newSSEWriter(w, s.frameDeadline())
-		stop := make(chan struct{})
-		defer close(stop)
-		go sw.keepAlive(s.pingInterval(), stop)
-		emit = func(ev a2a.Event) error { return sw.data(a2a.Result(req.ID, ev.Encode(req.Dialect))) }
-	}
-	run := func() {
-		defer done()
-		s.a2aRunTurn(ctx, p.Tenant, t, in, emit)
-	}
-	if !sp.Blocking && !req.Streams() {
+	if background {
 		s.a2aTasks.update(t, func(t *a2aTask) { t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()} })
-		go run()
-		view, _ := s.a2aTasks.view(p.Tenant, t.task.ID, sp.HistoryLength)
+		view := s.a2aView(p.Tenant, t, sp.HistoryLength)
+		go s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
 		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: view}.Encode(req.Dialect)))
 		return
 	}
-	run()
-	if sw == nil {
-		view, _ := s.a2aTasks.view(p.Tenant, t.task.ID, sp.HistoryLength)
-		if view == nil { // dropped by newer tasks already
-			s.a2aTasks.mu.Lock()
-			view = t.snapshot(sp.HistoryLength)
-			s.a2aTasks.mu.Unlock()
-		}
-		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: view}.Encode(req.Dialect)))
+	if !req.Streams() {
+		s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: s.a2aView(p.Tenant, t, sp.HistoryLength)}.Encode(req.Dialect)))
+		return
 	}
+	s.metrics.activeStreams.Inc()
+	defer s.metrics.activeStreams.Dec()
+	sw := newSSEWriter(w, s.frameDeadline())
+	done := make(chan struct{})
+	defer close(done)
+	go sw.keepAlive(s.pingInterval(), done)
+	s.a2aRunTurn(next, stop, t, func(ev a2a.Event) error { return sw.data(a2a.Result(req.ID, ev.Encode(req.Dialect))) })
 }
 
-// a2aRunTurn runs the task's turn, keeping the task up to date and
-// reporting the stream's events to emit: the task (submitted), working,
-// the answer's chunks as artifact updates, and the final status.
-func (s *Server) a2aRunTurn(ctx context.Context, tenant string, t *a2aTask, in turnInput, emit func(a2a.Event) error) {
+// a2aView is a copy of task t, also when newer tasks have dropped it from
+// the store.
+func (s *Server) a2aView(tenant string, t *a2aTask, n *int) *a2a.Task {
+	s.a2aTasks.mu.Lock()
+	defer s.a2aTasks.mu.Unlock()
+	return t.snapshot(n)
+}
+
+// a2aRunTurn reads the rest of a started turn (next; stop ends it early),
+// keeping the task up to date and reporting the stream's events to emit:
+// the task (submitted), working, the answer's chunks as artifact updates,
+// and the final status. An emit error (the client went away) cancels the
+// turn.
+func (s *Server) a2aRunTurn(next func() (turn.Event, error, bool), stop func(), t *a2aTask, emit func(a2a.Event) error) {
+	defer stop()
 	taskID, contextID := t.task.ID, t.task.ContextID
 	s.a2aTasks.mu.Lock()
 	first := t.snapshot(nil)
 	s.a2aTasks.mu.Unlock()
-	emit(a2a.Event{Task: first})
+	gone := emit(a2a.Event{Task: first}) != nil
 	s.a2aTasks.update(t, func(t *a2aTask) {
 		if !t.canceled {
 			t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}
 		}
 	})
-	emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}}})
+	gone = gone || emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}}}) != nil
 	chunks := 0
 	chunk := func(text string, last bool) error {
 		ev := a2a.Event{ArtifactUpdate: &a2a.ArtifactUpdate{TaskID: taskID, ContextID: contextID, Append: chunks > 0, LastChunk: last,
@@ -407,40 +403,62 @@ func (s *Server) a2aRunTurn(ctx context.Context, tenant string, t *a2aTask, in t
 		chunks++
 		return emit(ev)
 	}
-	in.sink = func(event string, data map[string]any) error {
-		if event != api.EventMessageDelta {
-			return nil
+	var ans *turn.Answer
+	var terr error
+	for !gone {
+		ev, err, ok := next()
+		if !ok {
+			terr = errors.New("the turn ended without an answer")
+			break
 		}
-		text, _ := data["text"].(string)
-		s.a2aTasks.update(t, func(t *a2aTask) { t.answer.WriteString(text) })
-		return chunk(text, false)
+		if err != nil {
+			terr = err
+			break
+		}
+		if ev.Kind == turn.TextDelta {
+			s.a2aTasks.update(t, func(t *a2aTask) { t.answer.WriteString(ev.Text) })
+			gone = chunk(ev.Text, false) != nil
+		}
+		if ev.Kind == turn.Completed {
+			ans = ev.Answer
+			break
+		}
 	}
-	ans, terr := s.runTurn(ctx, in)
-
+	if gone {
+		stop() // the client went away: the turn is cancelled
+		terr = &turn.Error{Code: CodeCancelled, Message: "the client went away"}
+	}
 	agentMsg := func(text string) *a2a.Message {
 		return &a2a.Message{MessageID: taskID, ContextID: contextID, TaskID: taskID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
+	}
+	var te *turn.Error
+	if terr != nil && !errors.As(terr, &te) {
+		te = &turn.Error{Code: CodeInternal, Message: terr.Error()}
 	}
 	var status a2a.Status
 	s.a2aTasks.update(t, func(t *a2aTask) {
 		switch {
-		case terr == nil:
+		case te == nil:
 			if t.answer.Len() == 0 {
 				t.answer.WriteString(ans.Answer)
 			}
 			m := agentMsg(ans.Answer)
 			t.task.History = append(t.task.History, *m)
 			t.task.Status = a2a.Status{State: a2a.StateCompleted, Message: m, Timestamp: a2aNow()}
-		case t.canceled || terr.api.Code == CodeCancelled:
+		case t.canceled || te.Code == CodeCancelled:
 			t.canceled = true
 			t.task.Status = a2a.Status{State: a2a.StateCanceled, Message: agentMsg("The task was canceled."), Timestamp: a2aNow()}
 		default:
-			t.task.Status = a2a.Status{State: a2a.StateFailed, Message: agentMsg(terr.api.Code + ": " + terr.api.Message), Timestamp: a2aNow()}
+			t.task.Status = a2a.Status{State: a2a.StateFailed, Message: agentMsg(te.Code + ": " + te.Message), Timestamp: a2aNow()}
 		}
 		status = t.task.Status
 	})
-	if terr == nil && chunks == 0 && ans.Answer != "" {
+	if gone {
+		return
+	}
+	if te == nil && chunks == 0 && ans.Answer != "" {
 		chunk(ans.Answer, true)
-	} else if terr == nil {
+	} else if te == nil {
 		chunk("", true)
 	}
 	emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: status}})
