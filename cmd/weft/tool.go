@@ -32,7 +32,7 @@ tool of its own, named <server>_<tool>, that agents whitelist one by one.`,
 	r.register(cmd)
 	r.registerJSON(cmd)
 	cmd.AddCommand(newToolAddHTTPCmd(e, &r), newToolAddMCPCmd(e, &r), newToolAddSQLCmd(e, &r),
-		newToolListCmd(e, &r), newToolShowCmd(e, &r), newToolRmCmd(e, &r), newToolRefreshCmd(e, &r))
+		newToolListCmd(e, &r), newToolShowCmd(e, &r), newToolRmCmd(e, &r), newToolRefreshCmd(e, &r), newToolTryCmd(e, &r))
 	return cmd
 }
 
@@ -439,6 +439,54 @@ func newToolShowCmd(e *env, r *remoteFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(e.stdout, "  "+string(b))
+			}
+			return nil
+		},
+	}
+}
+
+func newToolTryCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "try TOOL [ARGUMENTS]",
+		Aliases: []string{"invoke"},
+		Short:   "Run a tool with JSON arguments, as an agent's turn would",
+		Long: `Run a tool on the server with ARGUMENTS, a JSON object ({} when absent), through
+the path an agent's turn uses: the outbound guard, the tenant's secrets
+(redacted from the answer), the tool's timeout and the result cap. The
+result goes to stdout; a failed call prints the error a model would be given
+and exits 1.`,
+		Example: `  weft tool try weather '{"city":"Paris"}'`,
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var arguments json.RawMessage
+			if len(args) == 2 {
+				arguments = json.RawMessage(strings.TrimSpace(args[1]))
+				var obj map[string]json.RawMessage
+				if err := json.Unmarshal(arguments, &obj); err != nil || obj == nil {
+					return usageError{fmt.Errorf("ARGUMENTS must be a JSON object, like '{\"city\":\"Paris\"}'")}
+				}
+			}
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			t, err := c.FindTool(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			res, err := c.InvokeTool(cmd.Context(), t.ID, arguments)
+			if err != nil {
+				return fmt.Errorf("tool %q: %w", t.Name, remoteError(err, c))
+			}
+			if r.json {
+				if err := printJSON(e, res); err != nil {
+					return err
+				}
+			} else if res.OK {
+				fmt.Fprintln(e.stdout, res.Result)
+			}
+			if !res.OK {
+				return fmt.Errorf("tool %q failed: %s", t.Name, strings.TrimPrefix(res.Error, "Error: "))
 			}
 			return nil
 		},

@@ -280,3 +280,44 @@ func FuzzParamSchema(f *testing.F) {
 		}
 	})
 }
+
+func TestToolTry(t *testing.T) {
+	t.Parallel()
+	p := newPlatformEnv(t, map[string]string{"WEFT_HTTP_TOOLS_ALLOW": "127.0.0.1"})
+	_, url := newMCPServer(t)
+	if r := runCLI(t, t.Context(), p.vars(), "", "tool", "add-mcp", "files", "--url", url); r.code != 0 {
+		t.Fatalf("add-mcp: code %d stderr %q", r.code, r.stderr)
+	}
+	r := runCLI(t, t.Context(), p.vars(), "", "tool", "try", "files_echo", `{"text":"hello there"}`)
+	if r.code != 0 || r.stdout != "hello there\n" {
+		t.Fatalf("try: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, t.Context(), p.vars(), "", "tool", "invoke", "files_echo", `{"text":"x"}`, "--json")
+	var got client.ToolInvocation
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil || !got.OK || got.Result != "x" || got.Tool != "files_echo" {
+		t.Fatalf("--json: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// A tool that fails: the error a model would see, exit 1.
+	if r := runCLI(t, t.Context(), p.vars(), "", "tool", "add-http", "down", "--url", "http://127.0.0.1:1/x"); r.code != 0 {
+		t.Fatalf("add-http: code %d stderr %q", r.code, r.stderr)
+	}
+	r = runCLI(t, t.Context(), p.vars(), "", "tool", "try", "down")
+	if r.code != exitFailure || !strings.HasPrefix(r.stderr, `weft: tool "down" failed: `) || r.stdout != "" {
+		t.Fatalf("failing tool: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"try", "files_echo", "[1]"}, exitUsage, "JSON object"},
+		{[]string{"try", "files_echo", "{"}, exitUsage, "JSON object"},
+		{[]string{"try", "nope"}, exitFailure, "nope"},
+		{[]string{"try", "files", "{}"}, exitFailure, "MCP server"},
+	} {
+		r := runCLI(t, t.Context(), p.vars(), "", append([]string{"tool"}, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: code %d stderr %q, want %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -116,6 +116,35 @@ func (c *Client) RefreshTool(ctx context.Context, id string) ([]Tool, error) {
 	return out, err
 }
 
+// ToolInvocation is what running a tool on its own answered: its result,
+// or the error a model would have been given.
+type ToolInvocation struct {
+	// Tool is the tool's name as models see it.
+	Tool string `json:"tool"`
+	// OK reports a successful call: Result is set, else Error.
+	OK     bool   `json:"ok"`
+	Result string `json:"result,omitzero"`
+	Error  string `json:"error,omitzero"`
+	// Truncated reports that Result was cut to the server's cap.
+	Truncated  bool  `json:"truncated,omitzero"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// InvokeTool runs the tool id with arguments (a JSON object; nil means {})
+// as an agent's turn would (POST /v1/tools/{id}/invoke). A call that fails
+// is not an error: it is an invocation with OK false.
+func (c *Client) InvokeTool(ctx context.Context, id string, arguments json.RawMessage) (ToolInvocation, error) {
+	var out ToolInvocation
+	if id == "" {
+		return out, errors.New("client: empty tool id")
+	}
+	if arguments == nil {
+		arguments = json.RawMessage("{}")
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/tools/"+pathEscape(id)+"/invoke", map[string]json.RawMessage{"arguments": arguments}, &out)
+	return out, err
+}
+
 // FindTool returns the tool whose id or name is ref: an id is tried first,
 // then the names. No match is an *Error with code "not_found".
 func (c *Client) FindTool(ctx context.Context, ref string) (Tool, error) {
