@@ -8,7 +8,9 @@
 //   - streaming: an answer printed to the terminal as it is produced;
 //   - serve-client: a Go client of `weft serve`;
 //   - forecast: a library function and its tests, the offline testing
-//     techniques of docs/testing.md.
+//     techniques of docs/testing.md;
+//   - workflow: a support workflow as data (classify, retrieve, draft,
+//     check, then send or escalate), run by package workflow.
 //
 // Every program runs offline on the scripted/demo model; set WEFT_DEFAULT_MODEL
 // (for example openai/gpt-4o-mini, with OPENAI_API_KEY) to use a real one:

@@ -35,11 +35,15 @@ func (v *chains) Visit(n *ast.Node) {
 	switch x := (*n).(type) {
 	case *ast.MemberNode:
 		v.members = append(v.members, x)
-		inner := x.Node
-		if ch, ok := inner.(*ast.ChainNode); ok {
-			inner = ch.Node
+		if _, ok := x.Property.(*ast.StringNode); ok {
+			// x extends the chain below it (a computed index, as in
+			// results[0], starts a new one).
+			inner := x.Node
+			if ch, ok := inner.(*ast.ChainNode); ok {
+				inner = ch.Node
+			}
+			v.inner[inner] = true
 		}
-		v.inner[inner] = true
 	case *ast.IdentifierNode:
 		if x.Value == "nodes" {
 			v.idents = append(v.idents, x)

@@ -82,7 +82,7 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Limits on a definition, beyond its size.
 const (
-	maxNodes      = 1000
+	maxNodes      = 2000
 	maxCases      = 64
 	maxAttempts   = 10
 	maxExprLength = 4096
@@ -442,12 +442,13 @@ func (c *compiler) value(lv *level, pn *pnode, field string, v any) *value {
 // the iteration that owns lv, once its items are done), adds the edge it
 // implies, and reports a fault for pn when it names nothing.
 func (c *compiler) checkRef(lv *level, pn *pnode, from int, field string, r *ref) {
-	if _, err := c.refSchema(lv, r); err != nil {
+	r.idx = -1
+	_, err := c.refSchema(lv, r)
+	if err != nil {
 		c.fault(pn.name, field, "%v", err)
-		return
 	}
-	if r.root != rootNode {
-		return
+	if r.root != rootNode || r.idx < 0 {
+		return // the edge of a reference to a node that exists is kept, to spare follow-on faults
 	}
 	// The node referenced must finish before the referencing node, or
 	// before the iteration that holds it.
@@ -864,8 +865,12 @@ func (c *compiler) checkGraph(lv *level) {
 			}
 		}
 	}
+	faulty := map[string]bool{}
+	for _, e := range c.errs {
+		faulty[e.Node] = true
+	}
 	for i, pn := range p.nodes {
-		if reached[i] {
+		if reached[i] || faulty[pn.name] {
 			continue
 		}
 		if pn.n.Kind == KindEnd {
