@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform"
@@ -137,9 +139,61 @@ func TestToolsScreen(t *testing.T) {
 	e.noPageErrors()
 }
 
+type shoutArgs struct {
+	Text string `json:"text" jsonschema:"the text to shout"`
+}
+
+// TestMCPToolsScreen registers an MCP server through the form: its tools
+// are listed under it, one is tried from the console, and Refresh lists
+// the tools the server offers since.
+func TestMCPToolsScreen(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "console-test", Version: "1"}, nil)
+	addTool := func(name string, fn func(string) string) {
+		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "Makes " + name + " of the text."},
+			func(ctx context.Context, req *mcp.CallToolRequest, in shoutArgs) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fn(in.Text)}}}, nil, nil
+			})
+	}
+	addTool("shout", strings.ToUpper)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+
+	e := newEnv(t, allowLoopback)
+	e.signIn(e.admin)
+	e.goTo("#/tools")
+	e.do(chromedp.WaitVisible(chromedp.CSS(`form.tool-form`)))
+	eval[any](e, fmt.Sprintf(`(() => {
+		const f = document.querySelector('form.tool-form');
+		const set = (name, v) => { const c = f.querySelector('[data-field="' + name + '"]'); c.value = v; c.dispatchEvent(new Event('change')); };
+		set('kind', 'mcp');
+		set('name', 'box');
+		set('mcp.transport', 'http');
+		set('mcp.url', %q);
+		return null;
+	})()`, hs.URL))
+	e.do(submit(`form.tool-form`))
+	e.until("the server's tool listed under it", `[...document.querySelectorAll('.tool-table tr.child')].some((r) => r.textContent.includes('box_shout'))`)
+
+	e.do(chromedp.Click(chromedp.CSS(`button[aria-label="Try tool box_shout"]`)))
+	e.do(chromedp.WaitVisible(chromedp.CSS(`.tool-try textarea`)))
+	e.setArgs(`{"text": "hello"}`)
+	e.do(submit(`.tool-try form`))
+	e.until("the result", `document.querySelector('.tool-try').dataset.ok === 'true'`)
+	if got := e.text(".tool-try .try-result"); got != "HELLO" {
+		t.Fatalf("result %q", got)
+	}
+
+	// The server offers another tool: Refresh lists it.
+	addTool("whisper", strings.ToLower)
+	e.do(chromedp.Click(chromedp.CSS(`button[aria-label="Refresh MCP server box"]`)))
+	e.until("the new tool listed", `[...document.querySelectorAll('.tool-table tr.child')].some((r) => r.textContent.includes('box_whisper'))`)
+	e.noPageErrors()
+}
+
 // TestTraceView: a turn that retrieved, called a model and a tool shows
 // its trace — a timeline of those steps with timings and tokens — under
-// the answer in the chat, and again in the sessions browser.
+// the answer in the chat, and again in the sessions browser; a delegating
+// turn's trace names the delegate.
 func TestTraceView(t *testing.T) {
 	target, hits := weatherTarget(t)
 	e := newEnv(t, allowLoopback)
@@ -213,6 +267,25 @@ func TestTraceView(t *testing.T) {
 	e.goTo("#/sessions/" + sessions[0].ID)
 	e.until("the stored transcript", `document.querySelector('.session-view .msg.assistant') !== null`)
 	checkTrace(".session-view .msg.assistant")
+
+	// A delegation is a step of its own, naming the delegate.
+	var helper, boss struct{ ID string }
+	e.api(e.admin, "POST", "/v1/agents", map[string]any{"name": "helper"}, &helper)
+	if code := e.api(e.admin, "POST", "/v1/agents", map[string]any{"name": "boss", "delegate_agent_ids": []string{helper.ID}}, &boss); code != 201 {
+		t.Fatalf("create agent: %d", code)
+	}
+	e.goTo("#/chat/" + boss.ID)
+	e.until("boss picked", `document.querySelector('.chat-side select')?.selectedOptions[0]?.textContent === 'boss'`)
+	e.ask(`Ask delegate_agent_` + helper.ID + ` "When do parcels ship?"`)
+	e.until("the delegated answer", `document.querySelector('.msg.assistant')?.dataset.state === 'done' && document.querySelector('.msg.assistant details.delegate') !== null`)
+	e.do(chromedp.Click(chromedp.CSS(`.msg.assistant details.trace > summary`)))
+	e.until("the trace loaded", `document.querySelector('.msg.assistant details.trace')?.dataset.loaded === 'true'`)
+	if kinds := eval[[]string](e, `[...document.querySelectorAll('.msg.assistant ol.timeline li.step')].map((li) => li.dataset.kind)`); strings.Join(kinds, ",") != "model,delegate,model" {
+		t.Fatalf("delegating turn's steps %v, want model, delegate, model", kinds)
+	}
+	if got := e.text(`.msg.assistant li.step[data-kind=delegate]`); !strings.Contains(got, "Delegated to helper") {
+		t.Fatalf("delegation step %q", got)
+	}
 	e.noPageErrors()
 }
 

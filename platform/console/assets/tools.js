@@ -241,7 +241,7 @@ export function render(main, ctx) {
         const actions = h('td', { class: 'actions' });
         if (t.kind === 'mcp') {
           actions.append(h('button', {
-            type: 'button', text: 'Refresh', on: {
+            type: 'button', text: 'Refresh', class: 'small refresh', 'aria-label': 'Refresh MCP server ' + t.name, title: 'List the server\'s tools again', on: {
               click: async (e) => {
                 e.target.disabled = true;
                 try {
