@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestInvokeTool: POST /v1/tools/{id}/invoke runs a tool as a turn would —
@@ -69,7 +72,8 @@ func TestInvokeTool(t *testing.T) {
 // server's own record is not a tool and answers 400.
 func TestInvokeMCPTool(t *testing.T) {
 	fx := newMCPFixture(t)
-	e := newEnv(t, nil)
+	spans := tracetest.NewSpanRecorder()
+	e := newEnv(t, nil, func(c *Config) { c.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)) })
 	e.srv.guard = testGuard(t, "127.0.0.1")
 	var server toolDef
 	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server); resp.StatusCode != http.StatusCreated {
@@ -91,4 +95,19 @@ func TestInvokeMCPTool(t *testing.T) {
 		t.Fatalf("invocation = %+v", got)
 	}
 	e.wantError(e.do(e.admin, "POST", "/v1/tools/"+server.ID+"/invoke", map[string]any{}, nil), http.StatusBadRequest, CodeInvalidRequest)
+
+	// The call has the span a turn's tool call has, under the request's.
+	var call sdktrace.ReadOnlySpan
+	requests := map[[8]byte]bool{} // span ids of the invoke requests
+	for _, sp := range spans.Ended() {
+		switch sp.Name() {
+		case "execute_tool box_shout":
+			call = sp
+		case "POST /v1/tools/{id}/invoke":
+			requests[sp.SpanContext().SpanID()] = true
+		}
+	}
+	if call == nil || !requests[call.Parent().SpanID()] {
+		t.Fatalf("no execute_tool span under an invoke request's span (call %v)", call)
+	}
 }

@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tool"
@@ -559,9 +563,19 @@ func (ts *tools) invoke(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), invokeTimeout)
 	defer cancel()
 	name := got[0].Spec().Name
+	callID := meta.NewID("call")
+	// The same span a turn's tool call makes, under the request's span.
+	ctx, span := ts.s.otel.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", name),
+		attribute.String("gen_ai.tool.call.id", callID)))
 	exec := tool.Executor{Tools: set}
-	xs, _ := exec.Run(ctx, []llm.ToolCall{{ID: meta.NewID("call"), Name: name, Arguments: string(args)}}, nil)
+	xs, _ := exec.Run(ctx, []llm.ToolCall{{ID: callID, Name: name, Arguments: string(args)}}, nil)
 	x := xs[0]
+	if x.IsError {
+		span.SetStatus(codes.Error, scrub(x.Content))
+	}
+	span.End()
 	ts.s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
 	out := invocation{Tool: name, OK: !x.IsError, Truncated: x.Truncated, DurationMS: x.Duration.Milliseconds()}
 	if x.IsError {
