@@ -273,6 +273,61 @@ var migrations = []string{
 		PRIMARY KEY (tenant_id, session_id, message_id)
 	);
 	CREATE INDEX turn_traces_created ON turn_traces(created_at);`,
+	// Workflows (each version of a definition kept, so that a run reads
+	// the version it started with), their runs — owned through a lease —
+	// and each run's node checkpoints (see workflows.go).
+	`CREATE TABLE workflows (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id),
+		UNIQUE (tenant_id, name)
+	);
+	CREATE TABLE workflow_versions (
+		tenant_id TEXT NOT NULL,
+		workflow_id TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		definition TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, workflow_id, version)
+	);
+	CREATE TABLE workflow_runs (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		workflow_id TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		key_id TEXT NOT NULL,
+		status TEXT NOT NULL,
+		inputs TEXT NOT NULL,
+		outputs TEXT NOT NULL,
+		error TEXT NOT NULL,
+		cancel_requested INTEGER NOT NULL,
+		owner TEXT NOT NULL,
+		lease_until {int64} NOT NULL,
+		created_at {int64} NOT NULL,
+		started_at {int64} NOT NULL,
+		finished_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id)
+	);
+	CREATE INDEX workflow_runs_workflow ON workflow_runs(tenant_id, workflow_id, created_at);
+	CREATE INDEX workflow_runs_lease ON workflow_runs(status, lease_until);
+	CREATE TABLE workflow_checkpoints (
+		tenant_id TEXT NOT NULL,
+		run_id TEXT NOT NULL,
+		key TEXT NOT NULL,
+		node_id TEXT NOT NULL,
+		inputs TEXT NOT NULL,
+		outputs TEXT NOT NULL,
+		error TEXT NOT NULL,
+		usage TEXT NOT NULL,
+		started_at {int64} NOT NULL,
+		finished_at {int64} NOT NULL,
+		seq {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, run_id, key)
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

@@ -1,0 +1,190 @@
+package meta
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWorkflows: workflows are versioned and tenant-scoped; a run is owned
+// by one owner at a time through its lease, taken over once the lease
+// expired, and only its owner saves checkpoints, never overwriting one.
+func TestWorkflows(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := st.(*SQL)
+			ctx := context.Background()
+			t0 := time.Now().UTC().Truncate(time.Microsecond)
+			w := Workflow{ID: "wf1", TenantID: "t1", Name: "triage", Definition: json.RawMessage(`{"nodes":[1]}`), CreatedAt: t0, UpdatedAt: t0}
+			if err := s.CreateWorkflow(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CreateWorkflow(ctx, Workflow{ID: "wf2", TenantID: "t1", Name: "triage", CreatedAt: t0, UpdatedAt: t0}); !errors.Is(err, ErrConflict) {
+				t.Fatalf("duplicate name: %v, want ErrConflict", err)
+			}
+			if err := s.CreateWorkflow(ctx, Workflow{ID: "wf1", TenantID: "t2", Name: "triage", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+				t.Fatalf("same id and name in another tenant: %v", err)
+			}
+			w.Name, w.Definition, w.Version, w.UpdatedAt = "triage2", json.RawMessage(`{"nodes":[2]}`), 1, t0.Add(time.Second)
+			up, err := s.UpdateWorkflow(ctx, w)
+			if err != nil || up.Version != 2 || !up.CreatedAt.Equal(t0) {
+				t.Fatalf("update = %+v, %v", up, err)
+			}
+			if _, err := s.UpdateWorkflow(ctx, w); !errors.Is(err, ErrConflict) {
+				t.Fatalf("update of a stale version: %v, want ErrConflict", err)
+			}
+			got, err := s.WorkflowByName(ctx, "t1", "triage2")
+			if err != nil || got.Version != 2 || string(got.Definition) != `{"nodes":[2]}` {
+				t.Fatalf("by name = %+v, %v", got, err)
+			}
+			v1, err := s.WorkflowVersion(ctx, "t1", "wf1", 1)
+			if err != nil || string(v1.Definition) != `{"nodes":[1]}` || v1.Version != 1 {
+				t.Fatalf("version 1 = %+v, %v", v1, err)
+			}
+			if _, err := s.Workflow(ctx, "t3", "wf1"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("another tenant's workflow: %v", err)
+			}
+			if l, err := s.ListWorkflows(ctx, "t1"); err != nil || len(l) != 1 || l[0].Name != "triage2" {
+				t.Fatalf("list = %+v, %v", l, err)
+			}
+
+			run := WorkflowRun{ID: "run1", TenantID: "t1", WorkflowID: "wf1", Version: 2, KeyID: "key1", Status: RunQueued,
+				Inputs: json.RawMessage(`{"q":"hi"}`), CreatedAt: t0}
+			if err := s.CreateWorkflowRun(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			if exp, err := s.ExpiredWorkflowRuns(ctx, t0, 10); err != nil || len(exp) != 1 || exp[0].TenantID != "t1" || exp[0].KeyID != "key1" {
+				t.Fatalf("expired = %+v, %v", exp, err)
+			}
+			// Two owners race for the run: exactly one wins.
+			var wg sync.WaitGroup
+			wins := make(chan string, 2)
+			for _, owner := range []string{"A", "B"} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, ok, err := s.ClaimWorkflowRun(ctx, "t1", "run1", owner, t0, t0.Add(time.Minute))
+					if err != nil {
+						t.Error(err)
+					}
+					if ok {
+						if r.Status != RunRunning || r.StartedAt.IsZero() {
+							t.Errorf("claimed run %+v", r)
+						}
+						wins <- owner
+					}
+				}()
+			}
+			wg.Wait()
+			close(wins)
+			var winners []string
+			for o := range wins {
+				winners = append(winners, o)
+			}
+			if len(winners) != 1 {
+				t.Fatalf("winners %v, want one", winners)
+			}
+			owner, other := winners[0], "A"
+			if owner == "A" {
+				other = "B"
+			}
+			cp := WorkflowCheckpoint{Key: "n1", NodeID: "n1", Outputs: json.RawMessage(`{"x":1}`), StartedAt: t0, FinishedAt: t0}
+			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", other, cp); !errors.Is(err, ErrConflict) {
+				t.Fatalf("checkpoint by a non-owner: %v, want ErrConflict", err)
+			}
+			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", owner, cp); err != nil {
+				t.Fatal(err)
+			}
+			cp2 := cp
+			cp2.Outputs = json.RawMessage(`{"x":2}`)
+			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", owner, cp2); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", owner, WorkflowCheckpoint{Key: "n2", NodeID: "n2", Error: "boom"}); err != nil {
+				t.Fatal(err)
+			}
+			cps, err := s.WorkflowCheckpoints(ctx, "t1", "run1")
+			if err != nil || len(cps) != 2 || cps[0].Key != "n1" || string(cps[0].Outputs) != `{"x":1}` || cps[1].Error != "boom" {
+				t.Fatalf("checkpoints = %+v, %v", cps, err)
+			}
+			if cps, _ := s.WorkflowCheckpoints(ctx, "t2", "run1"); len(cps) != 0 {
+				t.Fatalf("another tenant sees checkpoints: %+v", cps)
+			}
+			if held, cancel, err := s.RenewWorkflowRun(ctx, "t1", "run1", owner, t0.Add(2*time.Minute)); !held || cancel || err != nil {
+				t.Fatalf("renew = %v, %v, %v", held, cancel, err)
+			}
+			if exp, _ := s.ExpiredWorkflowRuns(ctx, t0.Add(time.Minute), 10); len(exp) != 0 {
+				t.Fatalf("a leased run is expired: %+v", exp)
+			}
+			// The lease expires: the other owner takes over, the first loses it.
+			if _, ok, _ := s.ClaimWorkflowRun(ctx, "t1", "run1", other, t0.Add(time.Minute), t0.Add(3*time.Minute)); ok {
+				t.Fatal("claimed before the lease expired")
+			}
+			if _, ok, err := s.ClaimWorkflowRun(ctx, "t1", "run1", other, t0.Add(3*time.Minute), t0.Add(4*time.Minute)); !ok || err != nil {
+				t.Fatalf("takeover = %v, %v", ok, err)
+			}
+			if held, _, _ := s.RenewWorkflowRun(ctx, "t1", "run1", owner, t0.Add(5*time.Minute)); held {
+				t.Fatal("the old owner still renews")
+			}
+			if ok, _ := s.FinishWorkflowRun(ctx, WorkflowRun{TenantID: "t1", ID: "run1", Status: RunSucceeded, FinishedAt: t0}, owner); ok {
+				t.Fatal("the old owner finished the run")
+			}
+			// A cancel is seen by the owner at its next renewal.
+			if r, err := s.CancelWorkflowRun(ctx, "t1", "run1", t0.Add(3*time.Minute)); err != nil || !r.CancelRequested || r.Status != RunRunning {
+				t.Fatalf("cancel = %+v, %v", r, err)
+			}
+			if held, cancel, _ := s.RenewWorkflowRun(ctx, "t1", "run1", other, t0.Add(4*time.Minute)); !held || !cancel {
+				t.Fatalf("renew after cancel = %v, %v", held, cancel)
+			}
+			fin := WorkflowRun{TenantID: "t1", ID: "run1", Status: RunSucceeded, Outputs: json.RawMessage(`{"a":1}`), FinishedAt: t0.Add(4 * time.Minute)}
+			if ok, err := s.FinishWorkflowRun(ctx, fin, other); !ok || err != nil {
+				t.Fatalf("finish = %v, %v", ok, err)
+			}
+			r, err := s.WorkflowRun(ctx, "t1", "run1")
+			if err != nil || r.Status != RunSucceeded || string(r.Outputs) != `{"a":1}` || r.Owner != "" || r.Active() {
+				t.Fatalf("finished run = %+v, %v", r, err)
+			}
+			if _, ok, _ := s.ClaimWorkflowRun(ctx, "t1", "run1", "C", t0.Add(time.Hour), t0.Add(2*time.Hour)); ok {
+				t.Fatal("claimed a finished run")
+			}
+			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", other, WorkflowCheckpoint{Key: "n3"}); !errors.Is(err, ErrConflict) {
+				t.Fatalf("checkpoint of a finished run: %v", err)
+			}
+
+			// A run whose owner died is cancelled at once; a reset lease of
+			// an embedded store's previous process is expired.
+			dead := WorkflowRun{ID: "run2", TenantID: "t1", WorkflowID: "wf1", Version: 2, Status: RunRunning, Owner: "D", LeaseUntil: t0.Add(time.Minute), CreatedAt: t0.Add(time.Second)}
+			if err := s.CreateWorkflowRun(ctx, dead); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ResetWorkflowLeases(ctx, "D"); err != nil {
+				t.Fatal(err)
+			}
+			if exp, _ := s.ExpiredWorkflowRuns(ctx, t0, 10); len(exp) != 1 || exp[0].ID != "run2" {
+				t.Fatalf("expired after reset = %+v", exp)
+			}
+			if r, err := s.CancelWorkflowRun(ctx, "t1", "run2", t0); err != nil || r.Status != RunCancelled || r.FinishedAt.IsZero() {
+				t.Fatalf("cancel of an orphan run = %+v, %v", r, err)
+			}
+			runs, err := s.ListWorkflowRuns(ctx, "t1", "wf1", 10)
+			if err != nil || len(runs) != 2 || runs[0].ID != "run2" {
+				t.Fatalf("runs = %+v, %v", runs, err)
+			}
+			if err := s.DeleteWorkflow(ctx, "t1", "wf1"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteWorkflow(ctx, "t1", "wf1"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("delete twice: %v", err)
+			}
+			if _, err := s.WorkflowRun(ctx, "t1", "run1"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("a deleted workflow's run: %v", err)
+			}
+			if _, err := s.Workflow(ctx, "t2", "wf1"); err != nil {
+				t.Fatalf("another tenant's workflow of the same id went: %v", err)
+			}
+		})
+	}
+}
