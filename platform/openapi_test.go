@@ -43,9 +43,9 @@ const openapiFile = "../docs/openapi.yaml"
 const howToDocument = `
 Document the route in docs/openapi.yaml (path, operation, request and response schemas, at least one
 example) and in docs/api.md (a few lines of prose). Examples are run against a test server: the ids
-of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer,
-key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture go in
-openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
+of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer, wf_triage,
+run_triage, key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
+go in openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
 (default: the response holding an example of the same name, else the one 2xx response), x-key
 which key sends it (admin, tenant or none).`
 
@@ -343,6 +343,17 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 	}
 	must(e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "How long do refunds take?"}, &ans), 200, "chat")
 	f.subst["ses_support"], f.subst["msg_answer"] = ans.SessionID, ans.MessageID
+
+	var wf struct{ ID string }
+	must(e.do(e.admin, "POST", "/v1/workflows", map[string]any{"name": "triage", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"question": map[string]any{"type": "string"}}},
+		map[string]any{"id": "draft", "kind": "template", "template": "Q: {{ inputs.question }}"},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"answer": "{{ nodes.draft.outputs.text }}"}},
+	}}, &wf), 201, "workflow")
+	f.subst["wf_triage"] = wf.ID
+	var run struct{ ID string }
+	must(e.do(e.admin, "POST", "/v1/workflows/"+wf.ID+"/runs", map[string]any{"inputs": map[string]any{"question": "Refunds?"}}, &run), 200, "workflow run")
+	f.subst["run_triage"] = run.ID
 	return f
 }
 

@@ -108,6 +108,11 @@ type Config struct {
 	// (or takes WEFT_INSTANCE_ID) and drops the leases of its previous run
 	// at start. Empty means a random id for this Server.
 	Instance string
+	// WorkflowLease is how long a workflow run's owner holds it without
+	// renewing (default DefaultWorkflowLease): after an owner dies, another
+	// replica (or the restarted one) resumes its runs within about this
+	// long. The owner renews every third of it.
+	WorkflowLease time.Duration
 }
 
 // Server is the agent platform's HTTP API (see API.md). It is an
@@ -158,6 +163,9 @@ type Server struct {
 	envAllow      map[string]bool  // WEFT_ENV_SECRETS_ALLOW
 	toolSources   []toolSource
 	refValidators []func(context.Context, *meta.Agent) *apiError
+	// workflows executes workflow runs; nil when the metadata store keeps
+	// no workflows.
+	workflows *workflowRunner
 }
 
 // New returns a Server over cfg.
@@ -272,13 +280,22 @@ func New(cfg Config) (*Server, error) {
 		s.bus.subscribe("kb", k.forget)
 		s.refValidators = append(s.refValidators, k.validateKBRefs)
 	}
+	if ws, ok := cfg.Meta.(workflowStore); ok {
+		s.workflows = newWorkflowRunner(s, ws)
+	}
 	s.routes()
+	if s.workflows != nil {
+		s.workflows.start()
+	}
 	return s, nil
 }
 
 // Close stops the server's background work (the invalidation subscriber)
 // and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
+	if s.workflows != nil {
+		s.workflows.close()
+	}
 	s.bus.close()
 	s.ledger.close()
 	s.touches.close()
@@ -322,6 +339,9 @@ func (s *Server) routes() {
 	}
 	if s.secrets != nil {
 		s.secretRoutes()
+	}
+	if s.workflows != nil {
+		s.workflowRoutes()
 	}
 
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

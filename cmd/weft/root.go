@@ -72,6 +72,7 @@ WEFT_DEFAULT_MODEL sets the default model (of every command and of weft serve).`
 		newAdminCmd(e),
 		newKeyCmd(e),
 		newApplyCmd(e),
+		newWorkflowCmd(e),
 	)
 	return root
 }

@@ -23,8 +23,10 @@ type Error struct {
 }
 
 // ErrorDetail is what went wrong: a stable code and a message that names
-// the offending field of a bad request.
+// the offending field of a bad request; Param, when set, is that field's
+// path (for a workflow definition: "nodes.ID.FIELD").
 type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Param   string `json:"param,omitempty"`
 }

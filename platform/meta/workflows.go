@@ -402,9 +402,11 @@ func (p scanPrefix) Scan(dst ...any) error {
 	return p.sc.Scan(append([]any{p.first}, dst...)...)
 }
 
-// SaveWorkflowCheckpoint stores a finished node's checkpoint when owner
-// holds the run's lease (ErrConflict otherwise: the run was taken over or
-// finished). A checkpoint already stored under cp.Key is kept.
+// SaveWorkflowCheckpoint stores a node's checkpoint when owner holds the
+// run's lease (ErrConflict otherwise: the run was taken over or
+// finished). It replaces the checkpoint stored under cp.Key (a node's
+// start marker, then its result), keeping the inputs recorded with
+// SetWorkflowCheckpointInputs and the order of first saves.
 func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner string, cp WorkflowCheckpoint) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var seq int64
@@ -413,7 +415,8 @@ func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner s
 		}
 		res, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO workflow_checkpoints (tenant_id, run_id, key, node_id, inputs, outputs, error, usage, started_at, finished_at, seq)
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?))
-			ON CONFLICT (tenant_id, run_id, key) DO NOTHING`),
+			ON CONFLICT (tenant_id, run_id, key) DO UPDATE SET node_id = excluded.node_id, outputs = excluded.outputs, error = excluded.error,
+				usage = excluded.usage, started_at = excluded.started_at, finished_at = excluded.finished_at`),
 			tenant, runID, cp.Key, cp.NodeID, rawOr(cp.Inputs, "null"), rawOr(cp.Outputs, "null"), cp.Error, rawOr(cp.Usage, "null"),
 			microsOrZero(cp.StartedAt), microsOrZero(cp.FinishedAt), seq+1,
 			tenant, runID, owner, RunQueued, RunRunning)
@@ -423,19 +426,16 @@ func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner s
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
 			return err
 		}
-		// Nothing inserted: either the key is already stored (kept) or the
-		// lease is not owner's.
-		var held int
-		if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COUNT(*) FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?)`),
-			tenant, runID, owner, RunQueued, RunRunning).Scan(&held); err != nil {
-			return err
-		}
-		if held == 0 {
-			return ErrConflict
-		}
-		return nil
+		return ErrConflict
 	})
 	return wrap("save checkpoint "+cp.Key, err)
+}
+
+// SetWorkflowCheckpointInputs records the inputs a checkpointed node was
+// given (JSON, secrets already redacted), for the run's history.
+func (s *SQL) SetWorkflowCheckpointInputs(ctx context.Context, tenant, runID, key string, inputs json.RawMessage) error {
+	_, err := s.exec(ctx, `UPDATE workflow_checkpoints SET inputs = ? WHERE tenant_id = ? AND run_id = ? AND key = ?`, rawOr(inputs, "null"), tenant, runID, key)
+	return wrap("checkpoint inputs "+key, err)
 }
 
 // WorkflowCheckpoints returns a run's checkpoints in the order they were
@@ -456,7 +456,12 @@ func (s *SQL) WorkflowCheckpoints(ctx context.Context, tenant, runID string) ([]
 			return nil, wrap("workflow checkpoints", err)
 		}
 		cp.Inputs, cp.Outputs, cp.Usage = json.RawMessage(in), json.RawMessage(o), json.RawMessage(u)
-		cp.StartedAt, cp.FinishedAt = fromMicros(started), fromMicros(finished)
+		if started != 0 {
+			cp.StartedAt = fromMicros(started)
+		}
+		if finished != 0 {
+			cp.FinishedAt = fromMicros(finished)
+		}
 		out = append(out, cp)
 	}
 	return out, wrap("workflow checkpoints", rows.Err())

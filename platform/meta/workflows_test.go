@@ -106,8 +106,12 @@ func TestWorkflows(t *testing.T) {
 			if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", owner, WorkflowCheckpoint{Key: "n2", NodeID: "n2", Error: "boom"}); err != nil {
 				t.Fatal(err)
 			}
+			if err := s.SetWorkflowCheckpointInputs(ctx, "t1", "run1", "n1", json.RawMessage(`{"in":1}`)); err != nil {
+				t.Fatal(err)
+			}
 			cps, err := s.WorkflowCheckpoints(ctx, "t1", "run1")
-			if err != nil || len(cps) != 2 || cps[0].Key != "n1" || string(cps[0].Outputs) != `{"x":1}` || cps[1].Error != "boom" {
+			if err != nil || len(cps) != 2 || cps[0].Key != "n1" || string(cps[0].Outputs) != `{"x":2}` || string(cps[0].Inputs) != `{"in":1}` ||
+				cps[1].Error != "boom" || !cps[1].StartedAt.IsZero() || !cps[1].FinishedAt.IsZero() {
 				t.Fatalf("checkpoints = %+v, %v", cps, err)
 			}
 			if cps, _ := s.WorkflowCheckpoints(ctx, "t2", "run1"); len(cps) != 0 {

@@ -1,0 +1,355 @@
+package platform
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/provider/scripted"
+)
+
+type runAnswer struct {
+	ID      string         `json:"id"`
+	Status  string         `json:"status"`
+	Error   string         `json:"error"`
+	Outputs map[string]any `json:"outputs"`
+	Nodes   []struct {
+		Key       string         `json:"key"`
+		NodeID    string         `json:"node_id"`
+		Inputs    map[string]any `json:"inputs"`
+		Outputs   map[string]any `json:"outputs"`
+		Error     string         `json:"error"`
+		LatencyMS int64          `json:"latency_ms"`
+	} `json:"nodes"`
+}
+
+func (e *testEnv) saveWorkflow(def any) string {
+	e.t.Helper()
+	var w wfAnswer
+	if resp := e.do(e.admin, "POST", "/v1/workflows", def, &w); resp.StatusCode != http.StatusCreated {
+		e.t.Fatalf("save workflow: %d %s", resp.StatusCode, body(resp))
+	}
+	return w.ID
+}
+
+func (e *testEnv) runWorkflow(key, ref string, inputs map[string]any) runAnswer {
+	e.t.Helper()
+	var run runAnswer
+	if resp := e.do(key, "POST", "/v1/workflows/"+ref+"/runs", map[string]any{"inputs": inputs}, &run); resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("run workflow: %d %s", resp.StatusCode, body(resp))
+	}
+	return run
+}
+
+// TestWorkflowRunBlockingAndStream: a run answers its outputs and nodes
+// (blocking) or its events (SSE); it is listed and readable after.
+func TestWorkflowRunBlockingAndStream(t *testing.T) {
+	e := newEnv(t, scripted.New(scripted.Echo()))
+	def := map[string]any{
+		"name": "ask",
+		"nodes": []any{
+			map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"q": map[string]any{"type": "string"}}},
+			map[string]any{"id": "think", "kind": "llm", "model": "scripted/demo", "prompt": "Question: {{ inputs.q }}"},
+			map[string]any{"id": "fmt", "kind": "template", "template": "A: {{ nodes.think.outputs.text }}"},
+			map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"answer": "{{ nodes.fmt.outputs.text }}"}},
+		},
+	}
+	id := e.saveWorkflow(def)
+	run := e.runWorkflow(e.admin, "ask", map[string]any{"q": "why?"})
+	if run.Status != meta.RunSucceeded || !strings.Contains(run.Outputs["answer"].(string), "why?") || len(run.Nodes) != 4 {
+		t.Fatalf("run = %+v", run)
+	}
+	var think *struct {
+		Key       string         `json:"key"`
+		NodeID    string         `json:"node_id"`
+		Inputs    map[string]any `json:"inputs"`
+		Outputs   map[string]any `json:"outputs"`
+		Error     string         `json:"error"`
+		LatencyMS int64          `json:"latency_ms"`
+	}
+	for i := range run.Nodes {
+		if run.Nodes[i].NodeID == "think" {
+			think = &run.Nodes[i]
+		}
+	}
+	if think == nil || think.Inputs["prompt"] != "Question: why?" || think.Outputs["text"] == nil {
+		t.Fatalf("the llm node's record: %+v", think)
+	}
+
+	// Bad inputs are a 400 before any run is made.
+	var eb struct{ Error struct{ Code, Param string } }
+	resp := e.do(e.admin, "POST", "/v1/workflows/ask/runs", map[string]any{"inputs": map[string]any{"q": 3}}, &eb)
+	if resp.StatusCode != http.StatusBadRequest || eb.Error.Param != "inputs.q" {
+		t.Fatalf("bad input: %d %+v", resp.StatusCode, eb)
+	}
+	e.wantError(e.do(e.admin, "POST", "/v1/workflows/ask/runs", map[string]any{"inputs": map[string]any{}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+
+	// Streamed.
+	req, _ := http.NewRequest("POST", e.http.URL+"/v1/workflows/"+id+"/runs", strings.NewReader(`{"inputs":{"q":"how?"},"stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	sresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, _ := readSSE(t, sresp.Body)
+	sresp.Body.Close()
+	var names []string
+	var deltas int
+	for _, f := range frames {
+		if f.Event == "node.delta" {
+			deltas++
+			continue
+		}
+		names = append(names, f.Event)
+	}
+	if len(names) < 2 || names[0] != "workflow.started" || names[len(names)-1] != "workflow.finished" || deltas == 0 {
+		t.Fatalf("events %v (%d deltas)", names, deltas)
+	}
+	last := frames[len(frames)-1].Data
+	if out, _ := last["outputs"].(map[string]any); out == nil || !strings.Contains(out["answer"].(string), "how?") {
+		t.Fatalf("workflow.finished %v", last)
+	}
+	runID := sresp.Header.Get("Weft-Run-Id")
+
+	var runs []runAnswer
+	e.do(e.admin, "GET", "/v1/workflows/ask/runs", nil, &runs)
+	if len(runs) != 2 || runs[0].ID != runID || runs[0].Status != meta.RunSucceeded {
+		t.Fatalf("runs %+v (streamed %s)", runs, runID)
+	}
+	var got runAnswer
+	e.do(e.admin, "GET", "/v1/workflows/ask/runs/"+runID, nil, &got)
+	if got.Status != meta.RunSucceeded || len(got.Nodes) != 4 {
+		t.Fatalf("run %+v", got)
+	}
+	other := e.tenantKey("other")
+	e.wantError(e.do(other, "GET", "/v1/workflows/"+id+"/runs/"+runID, nil, nil), http.StatusNotFound, CodeNotFound)
+}
+
+// TestWorkflowServices: agent, knowledge, tool and http nodes use the
+// tenant's objects, the outbound guard, and the tenant's secrets, which
+// the run's history shows redacted; another tenant's objects are unknown.
+func TestWorkflowServices(t *testing.T) {
+	var gotAuth atomic.Value
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1" {
+			gotAuth.Store(r.Header.Get("Authorization"))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"city":"Paris","temp":21,"echo":"`+r.Header.Get("Authorization")+`"}`)
+	}))
+	defer api.Close()
+	e := newEnv(t, scripted.New(scripted.Echo()), allowLoopback)
+	e.do(e.admin, "PUT", "/v1/secrets/WEATHER_TOKEN", map[string]any{"value": "tok-s3cr3t"}, nil)
+	e.createAgent(e.admin, map[string]any{"name": "helper", "system_prompt": "Help."})
+	var kb struct{ ID string }
+	e.do(e.admin, "POST", "/v1/knowledge-bases", map[string]any{"name": "handbook"}, &kb)
+	var doc struct{ ID string }
+	e.do(e.admin, "POST", "/v1/knowledge-bases/"+kb.ID+"/documents", map[string]any{"name": "faq.md", "content": "Refunds are paid within 14 days."}, &doc)
+	e.waitDocument(kb.ID, doc.ID)
+	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "weather", "kind": "http", "description": "Weather.",
+		"http":       map[string]any{"method": "GET", "url": api.URL + "/weather"},
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+	}, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("tool: %d %s", resp.StatusCode, body(resp))
+	}
+	def := map[string]any{
+		"name": "services",
+		"nodes": []any{
+			map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"q": map[string]any{"type": "string"}}},
+			map[string]any{"id": "ask", "kind": "agent", "agent": "helper", "query": "{{ inputs.q }}"},
+			map[string]any{"id": "recall", "kind": "knowledge", "knowledge_bases": []string{"handbook"}, "query": "{{ inputs.q }}"},
+			map[string]any{"id": "weather", "kind": "tool", "tool": "weather", "depends_on": []string{"start"}, "args": map[string]any{"city": "Paris"}},
+			map[string]any{"id": "call", "kind": "http", "url": api.URL + "/v1", "depends_on": []string{"start"}, "headers": map[string]any{"Authorization": "Bearer ${secret:WEATHER_TOKEN}"}},
+			map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{
+				"answer": "{{ nodes.ask.outputs.answer }}", "facts": "{{ nodes.recall.outputs.text }}",
+				"weather": "{{ nodes.weather.outputs.result }}", "body": "{{ nodes.call.outputs.body }}"}},
+		},
+	}
+	e.saveWorkflow(def)
+	run := e.runWorkflow(e.admin, "services", map[string]any{"q": "refunds"})
+	if run.Status != meta.RunSucceeded {
+		t.Fatalf("run %+v", run)
+	}
+	if !strings.Contains(run.Outputs["answer"].(string), "refunds") || !strings.Contains(run.Outputs["facts"].(string), "14 days") ||
+		!strings.Contains(run.Outputs["weather"].(string), "Paris") {
+		t.Fatalf("outputs %v", run.Outputs)
+	}
+	if gotAuth.Load() != "Bearer tok-s3cr3t" {
+		t.Fatalf("the http node sent Authorization %q", gotAuth.Load())
+	}
+	var got runAnswer
+	raw := body(e.do(e.admin, "GET", "/v1/workflows/services/runs/"+run.ID, nil, &got))
+	if strings.Contains(raw, "tok-s3cr3t") {
+		t.Fatalf("the run's history shows the secret: %s", raw)
+	}
+	if !strings.Contains(raw, "${secret:WEATHER_TOKEN}") {
+		t.Fatalf("the http node's inputs lost the reference: %s", raw)
+	}
+
+	// Another tenant's workflow cannot reach this tenant's objects.
+	other := e.tenantKey("other")
+	var w wfAnswer
+	if resp := e.do(other, "POST", "/v1/workflows", def, &w); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("other tenant's workflow: %d %s", resp.StatusCode, body(resp))
+	}
+	run = e.runWorkflow(other, w.ID, map[string]any{"q": "refunds"})
+	if run.Status != meta.RunFailed || strings.Contains(run.Error, "tok-s3cr3t") || !strings.Contains(run.Error, "helper") &&
+		!strings.Contains(run.Error, "handbook") && !strings.Contains(run.Error, "weather") && !strings.Contains(run.Error, "WEATHER_TOKEN") {
+		t.Fatalf("another tenant's run = %+v", run)
+	}
+}
+
+// TestWorkflowHTTPGuard: an http node cannot reach addresses the outbound
+// guard refuses (loopback, without an allow list).
+func TestWorkflowHTTPGuard(t *testing.T) {
+	var hits atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer api.Close()
+	e := newEnv(t, nil)
+	e.saveWorkflow(map[string]any{"name": "ssrf", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
+	}})
+	run := e.runWorkflow(e.admin, "ssrf", nil)
+	if run.Status != meta.RunFailed || hits.Load() != 0 {
+		t.Fatalf("run %+v, %d hits", run, hits.Load())
+	}
+}
+
+// TestWorkflowCancel: a run blocked in a node is cancelled through the
+// cancel route; it ends cancelled.
+func TestWorkflowCancel(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer api.Close()
+	e := newEnv(t, nil, allowLoopback)
+	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
+	}})
+	done := make(chan runAnswer, 1)
+	go func() {
+		var run runAnswer
+		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
+		done <- run
+	}()
+	<-entered
+	var runs []runAnswer
+	e.do(e.admin, "GET", "/v1/workflows/slow/runs", nil, &runs)
+	if len(runs) != 1 || runs[0].Status != meta.RunRunning {
+		t.Fatalf("runs %+v", runs)
+	}
+	if resp := e.do(e.admin, "POST", "/v1/workflows/slow/runs/"+runs[0].ID+"/cancel", nil, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, body(resp))
+	}
+	run := <-done
+	if run.Status != meta.RunCancelled {
+		t.Fatalf("run %+v", run)
+	}
+}
+
+// TestWorkflowResume: a server stopped in the middle of a run (its lease
+// left in place, as a crash leaves it) resumes the run when it starts
+// again on the same store: the node that finished does not run again.
+func TestWorkflowResume(t *testing.T) {
+	var first, second atomic.Int32
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/first":
+			first.Add(1)
+			io.WriteString(w, "one")
+		case "/second":
+			n := second.Add(1)
+			if n == 1 {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			io.WriteString(w, "two")
+		}
+	}))
+	defer api.Close()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	store, err := meta.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	admin, err := Bootstrap(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newServer := func() (*Server, *httptest.Server) {
+		cfg := Config{Meta: store, Sessions: memory.NewInMemory(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			OpenModel: func(spec string) (*llm.Model, error) {
+				return llm.New(scripted.New(scripted.Echo()), llm.WithName(spec)), nil
+			},
+			RateLimit: -1, Instance: "replica-1"}
+		allowLoopback(&cfg)
+		srv, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv, httptest.NewServer(srv)
+	}
+	srv, hs := newServer()
+	e := &testEnv{t: t, srv: srv, http: hs, admin: admin}
+	e.saveWorkflow(map[string]any{"name": "two", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "a", "kind": "http", "url": api.URL + "/first", "depends_on": []string{"start"}},
+		map[string]any{"id": "b", "kind": "http", "url": api.URL + "/second", "depends_on": []string{"a"}, "idempotent": true},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"a": "{{ nodes.a.outputs.body }}", "b": "{{ nodes.b.outputs.body }}"}},
+	}})
+	go e.do(e.admin, "POST", "/v1/workflows/two/runs", map[string]any{"stream": true}, nil)
+	<-entered
+	// The "crash": the runner stops without finishing the run.
+	srv.workflows.close()
+	hs.CloseClientConnections()
+	hs.Close()
+	var runs []meta.WorkflowRun
+	wf, _ := store.WorkflowByName(ctx, e.tenant(), "two")
+	runs, _ = store.ListWorkflowRuns(ctx, e.tenant(), wf.ID, 10)
+	if len(runs) != 1 || runs[0].Status != meta.RunRunning {
+		t.Fatalf("runs after the crash: %+v", runs)
+	}
+	close(release)
+
+	srv2, hs2 := newServer()
+	defer func() { hs2.Close(); srv2.Close() }()
+	e2 := &testEnv{t: t, srv: srv2, http: hs2, admin: admin}
+	var run runAnswer
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		e2.do(admin, "GET", "/v1/workflows/two/runs/"+runs[0].ID, nil, &run)
+		if run.Status != meta.RunRunning || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if run.Status != meta.RunSucceeded || run.Outputs["a"] != "one" || run.Outputs["b"] != "two" {
+		t.Fatalf("resumed run %+v", run)
+	}
+	if first.Load() != 1 || second.Load() != 2 {
+		t.Fatalf("calls: first %d (want 1), second %d (want 2: interrupted, idempotent)", first.Load(), second.Load())
+	}
+}
