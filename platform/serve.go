@@ -292,6 +292,12 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	var lease time.Duration
+	if v := strings.TrimSpace(o.Getenv("WEFT_WORKFLOW_LEASE")); v != "" {
+		if lease, err = time.ParseDuration(v); err != nil || lease < time.Second || lease > time.Hour {
+			return fmt.Errorf("WEFT_WORKFLOW_LEASE=%q: want a duration from 1s to 1h (default %v)", v, DefaultWorkflowLease)
+		}
+	}
 	tel, err := startTelemetry(ctx, o.Getenv)
 	if err != nil {
 		return err
@@ -308,7 +314,7 @@ func run(ctx context.Context, o Options) error {
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider, Prices: prices,
-		TraceRetention: retention}
+		TraceRetention: retention, WorkflowLease: lease}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}

@@ -1,10 +1,13 @@
 package platform
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/weftlabs/weft/platform/config"
 )
 
 // echoWorkflow is a small valid definition: start → template → end.
@@ -109,4 +112,50 @@ func TestWorkflowDefinitionLimit(t *testing.T) {
 	big["description"] = strings.Repeat("x", 1<<20)
 	b, _ := json.Marshal(big)
 	e.wantError(e.do(e.admin, "POST", "/v1/workflows", string(b), nil), http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+}
+
+// TestApplyWorkflows: weft apply's workflows section creates workflows,
+// leaves unchanged ones alone and saves a new version of changed ones.
+func TestApplyWorkflows(t *testing.T) {
+	e := newEnv(t, nil)
+	const y = `
+agents:
+  - name: helper
+    system_prompt: Help.
+workflows:
+  - name: assist
+    nodes:
+      - {id: start, kind: start, inputs: {q: {type: string}}}
+      - {id: ask, kind: agent, agent: helper, query: "{{ inputs.q }}"}
+      - {id: end, kind: end, outputs: {answer: "{{ nodes.ask.outputs.answer }}"}}
+`
+	ctx := context.Background()
+	target := config.Target{BaseURL: e.http.URL, Key: e.admin}
+	for i, want := range []string{"agent helper created; workflow assist created", "agent helper unchanged; workflow assist unchanged"} {
+		rep, err := config.Apply(ctx, target, parseApply(t, y), config.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actions(rep); got != want {
+			t.Fatalf("apply %d: %s", i+1, got)
+		}
+	}
+	rep, err := config.Apply(ctx, target, parseApply(t, strings.Replace(y, `query: "{{ inputs.q }}"`, `query: "Please: {{ inputs.q }}"`, 1)), config.Env{})
+	if err != nil || actions(rep) != "agent helper unchanged; workflow assist updated" {
+		t.Fatalf("changed: %v, %v", actions(rep), err)
+	}
+	var w wfAnswer
+	e.do(e.admin, "GET", "/v1/workflows/assist", nil, &w)
+	if w.Version != 2 {
+		t.Fatalf("version %d, want 2", w.Version)
+	}
+	run := e.runWorkflow(e.admin, "assist", map[string]any{"q": "hello"})
+	if run.Status != "succeeded" || !strings.Contains(run.Outputs["answer"].(string), "Please: hello") {
+		t.Fatalf("run %+v", run)
+	}
+	// A bad workflow stops the apply with the server's message, naming the node.
+	_, err = config.Apply(ctx, target, parseApply(t, strings.Replace(y, "inputs.q", "inputs.qq", 1)), config.Env{})
+	if err == nil || !strings.Contains(err.Error(), "ask") {
+		t.Fatalf("bad workflow: %v", err)
+	}
 }
