@@ -40,10 +40,11 @@ func Func[In, Out any](kind Kind, fn func(ctx context.Context, in In) (Out, erro
 	if t.outputs, err = schemaFor[Out](); err != nil {
 		return nil, fmt.Errorf("workflow: kind %s outputs: %w", kind, err)
 	}
+	_, plainIn := any(*new(In)).(map[string]any)
 	t.run = func(ctx context.Context, args map[string]any) (map[string]any, error) {
 		var in In
-		if m, ok := any(&in).(*map[string]any); ok {
-			*m = args
+		if plainIn {
+			in = any(args).(In)
 		} else {
 			b, err := json.Marshal(args)
 			if err != nil {

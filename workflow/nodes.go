@@ -119,7 +119,10 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 		return x.iterate(ctx)
 	}
 	if pn.custom != nil {
-		args, _ := pn.args.resolve(sc).(map[string]any)
+		var args map[string]any
+		if pn.args.kind != valLit || len(n.Args) > 0 {
+			args, _ = pn.args.resolve(sc).(map[string]any)
+		}
 		out, err := pn.custom.run(ctx, args)
 		return args, out, err
 	}

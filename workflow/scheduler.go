@@ -29,6 +29,7 @@ type graph struct {
 	sc     *scope
 	prefix string
 	emit   func(Event) bool
+	sendFn func(Event) // g.send, made once
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -162,20 +163,25 @@ func (g *graph) launch(i int) {
 			marker = true
 		}
 	}
-	g.send(g.event(NodeStarted, pn))
+	ev := g.event(NodeStarted, pn)
+	started := ev.Time
+	g.send(ev)
 	if marker && pn.sideEffects && !pn.n.Idempotent {
-		g.finish(i, result{err: ErrInterrupted, started: time.Now()})
+		g.finish(i, result{err: ErrInterrupted, started: started})
 		return
 	}
 	if g.r.cp != nil && pn.sideEffects && !pn.n.Idempotent {
-		cp := Checkpoint{NodeID: pn.n.ID, Key: key, Started: time.Now()}
+		cp := Checkpoint{NodeID: pn.n.ID, Key: key, Started: started}
 		if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
 			g.fail(fmt.Errorf("workflow: checkpoint %s: %w", key, err))
 			return
 		}
 	}
 	if g.running == 0 && len(g.ready) == 0 {
-		res := g.exec(g.ctx, pn, g.send)
+		if g.sendFn == nil {
+			g.sendFn = g.send
+		}
+		res := g.exec(g.ctx, pn, g.sendFn, started)
 		g.finish(i, res)
 		return
 	}
@@ -184,7 +190,7 @@ func (g *graph) launch(i int) {
 	}
 	g.running++
 	go func() {
-		res := g.exec(g.ctx, pn, func(ev Event) { g.msgs <- msg{idx: i, ev: ev} })
+		res := g.exec(g.ctx, pn, func(ev Event) { g.msgs <- msg{idx: i, ev: ev} }, started)
 		g.msgs <- msg{idx: i, done: true, res: res}
 	}()
 }
@@ -292,8 +298,8 @@ func (g *graph) decide(pn *pnode, status Status, outputs map[string]any) {
 
 // exec runs a node with its retry policy and timeout; up passes events on
 // to the coordinator.
-func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event)) result {
-	res := result{started: time.Now()}
+func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event), started time.Time) result {
+	res := result{started: started}
 	attempts := 1
 	if r := pn.n.Retry; r != nil && r.MaxAttempts > 1 {
 		attempts = r.MaxAttempts

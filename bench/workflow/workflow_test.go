@@ -7,6 +7,7 @@ package workflow_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -54,7 +55,7 @@ func benchWeft(b *testing.B, n int, fan bool) {
 	e := workflow.New(workflow.Services{}, workflow.Register(noop))
 	d := weftDef(n, fan)
 	b.ReportAllocs()
-	b.ResetTimer()
+	start := mallocs()
 	for b.Loop() {
 		for _, err := range e.Run(ctx, d, nil) {
 			if err != nil {
@@ -62,12 +63,13 @@ func benchWeft(b *testing.B, n int, fan bool) {
 			}
 		}
 	}
-	perNode(b, n)
+	perNode(b, n, start)
 }
 
 // einoGraph builds START → n chain or fan-out of no-op lambdas → END, in
-// DAG mode (a node waits for all its predecessors, as Weft's joins do).
-func einoGraph(b *testing.B, n int, fan bool) compose.Runnable[map[string]any, map[string]any] {
+// DAG mode (a node waits for all its predecessors, as Weft's joins do) or,
+// for chains, in Eino's default Pregel mode.
+func einoGraph(b *testing.B, n int, fan, pregel bool) compose.Runnable[map[string]any, map[string]any] {
 	ctx := context.Background()
 	g := compose.NewGraph[map[string]any, map[string]any]()
 	prev := compose.START
@@ -100,33 +102,44 @@ func einoGraph(b *testing.B, n int, fan bool) compose.Runnable[map[string]any, m
 			b.Fatal(err)
 		}
 	}
-	r, err := g.Compile(ctx, compose.WithNodeTriggerMode(compose.AllPredecessor))
+	opts := []compose.GraphCompileOption{compose.WithNodeTriggerMode(compose.AllPredecessor)}
+	if pregel {
+		opts = []compose.GraphCompileOption{compose.WithMaxRunSteps(n + 10)}
+	}
+	r, err := g.Compile(ctx, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return r
 }
 
-func benchEino(b *testing.B, n int, fan bool) {
+func benchEino(b *testing.B, n int, fan, pregel bool) {
 	ctx := context.Background()
-	r := einoGraph(b, n, fan)
+	r := einoGraph(b, n, fan, pregel)
 	in := map[string]any{}
 	b.ReportAllocs()
-	b.ResetTimer()
+	start := mallocs()
 	for b.Loop() {
 		if _, err := r.Invoke(ctx, in); err != nil {
 			b.Fatal(err)
 		}
 	}
-	perNode(b, n)
+	perNode(b, n, start)
 }
 
-// perNode reports time and allocations per node of the graph.
-func perNode(b *testing.B, n int) {
-	b.StopTimer()
-	// testing reports allocs/op itself; ns/node and allocs/node divide
-	// by the graph's size.
+// mallocs returns the number of heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// perNode reports time and allocations per node of the graph (since
+// start, the allocation count when the timed loop began).
+func perNode(b *testing.B, n int, start uint64) {
+	allocs := mallocs() - start
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+	b.ReportMetric(float64(allocs)/float64(b.N)/float64(n), "allocs/node")
 }
 
 func BenchmarkScheduler(b *testing.B) {
@@ -134,7 +147,60 @@ func BenchmarkScheduler(b *testing.B) {
 		for _, n := range sizes {
 			fan := shape == "fan"
 			b.Run(fmt.Sprintf("%s/%d/weft", shape, n), func(b *testing.B) { benchWeft(b, n, fan) })
-			b.Run(fmt.Sprintf("%s/%d/eino", shape, n), func(b *testing.B) { benchEino(b, n, fan) })
+			b.Run(fmt.Sprintf("%s/%d/eino-dag", shape, n), func(b *testing.B) { benchEino(b, n, fan, false) })
+			if !fan {
+				b.Run(fmt.Sprintf("%s/%d/eino-pregel", shape, n), func(b *testing.B) { benchEino(b, n, fan, true) })
+			}
+		}
+	}
+}
+
+// frozen is a checkpointer whose saves are dropped, so that every
+// iteration resumes the same interrupted run.
+type frozen struct{ *workflow.MemoryCheckpointer }
+
+func (frozen) Save(context.Context, string, workflow.Checkpoint) error { return nil }
+
+// BenchmarkResume resumes a 100-node chain interrupted before its end node:
+// the checkpoints are read (and decoded from JSON, as from a database), the
+// 101 finished nodes restored, and the end node run.
+func BenchmarkResume(b *testing.B) {
+	ctx := context.Background()
+	e := workflow.New(workflow.Services{}, workflow.Register(noop))
+	d := weftDef(100, false)
+	cp := workflow.NewMemoryCheckpointer()
+	for _, err := range e.Run(ctx, d, nil, workflow.WithRunID("r"), workflow.WithCheckpointer(cp)) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The crash: forget the end node's checkpoint.
+	cps, err := cp.Completed(ctx, "r")
+	if err != nil {
+		b.Fatal(err)
+	}
+	crashed := workflow.NewMemoryCheckpointer()
+	for _, c := range cps {
+		if c.Key != "end" {
+			if err := crashed.Save(ctx, "r", c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	store := frozen{crashed}
+	b.ReportAllocs()
+	for b.Loop() {
+		restored := 0
+		for ev, err := range e.Run(ctx, d, nil, workflow.WithRunID("r"), workflow.WithCheckpointer(store)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Restored {
+				restored++
+			}
+		}
+		if restored != 101 {
+			b.Fatalf("%d nodes restored, want 101", restored)
 		}
 	}
 }
