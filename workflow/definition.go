@@ -282,3 +282,37 @@ func Parse(data []byte) (*Definition, error) {
 	}
 	return &d, nil
 }
+
+// InputSchema returns the JSON Schema of the run's inputs: an object with
+// the start node's inputs as properties, those without a default required.
+// It is what a caller (a model calling the workflow as a tool, a form)
+// must send. It returns nil when the definition has no start node.
+func (d *Definition) InputSchema() json.RawMessage {
+	for i := range d.Nodes {
+		n := &d.Nodes[i]
+		if n.Kind != KindStart {
+			continue
+		}
+		props := map[string]any{}
+		required := []string{}
+		for _, name := range sortedKeys(n.Inputs) {
+			s := n.Inputs[name]
+			if s == nil {
+				continue
+			}
+			js := s.jsonSchema()
+			if s.Default != nil {
+				js["default"] = s.Default
+			} else {
+				required = append(required, name)
+			}
+			props[name] = js
+		}
+		b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false})
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	return nil
+}

@@ -172,8 +172,54 @@ var ErrInputs = errors.New("workflow: invalid inputs")
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	id string
-	cp Checkpointer
+	id     string
+	cp     Checkpointer
+	redact func(string) string
+}
+
+// WithRedact applies f to every string of the events' inputs, outputs,
+// deltas and errors, to keep secrets (an API key in a header, a token in
+// a response) out of what is shown and recorded as run history.
+// Checkpoints keep the exact values, which a resumed run needs.
+func WithRedact(f func(string) string) RunOption { return func(c *runConfig) { c.redact = f } }
+
+// redactEvent applies f to the strings of ev.
+func redactEvent(f func(string) string, ev Event) Event {
+	ev.Delta, ev.Error = f(ev.Delta), f(ev.Error)
+	if ev.Inputs != nil {
+		ev.Inputs = redactValue(f, ev.Inputs).(map[string]any)
+	}
+	if ev.Outputs != nil {
+		ev.Outputs = redactValue(f, ev.Outputs).(map[string]any)
+	}
+	return ev
+}
+
+// redactValue returns a copy of v with f applied to its strings.
+func redactValue(f func(string) string, v any) any {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = f(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(f, e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(f, e)
+		}
+		return out
+	}
+	return v
 }
 
 // WithRunID names the run, in its events and checkpoints.
@@ -239,8 +285,11 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 		if !yield(Event{Type: WorkflowStarted, RunID: r.runID, Time: began}, nil) {
 			return
 		}
-		g := newGraph(r, p, &scope{outs: make([]map[string]any, len(p.nodes)), start: p.start}, "",
-			func(ev Event) bool { return yield(ev, nil) })
+		emit := func(ev Event) bool { return yield(ev, nil) }
+		if f := cfg.redact; f != nil {
+			emit = func(ev Event) bool { return yield(redactEvent(f, ev), nil) }
+		}
+		g := newGraph(r, p, &scope{outs: make([]map[string]any, len(p.nodes)), start: p.start}, "", emit)
 		err := g.run(ctx)
 		if g.gone {
 			return
@@ -255,7 +304,7 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 				outs[k] = v
 			}
 		}
-		yield(Event{Type: WorkflowFinished, RunID: r.runID, Outputs: outs, Usage: g.usage, Latency: time.Since(began), Time: time.Now()}, nil)
+		emit(Event{Type: WorkflowFinished, RunID: r.runID, Outputs: outs, Usage: g.usage, Latency: time.Since(began), Time: time.Now()})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -276,5 +277,50 @@ nodes:
 	}
 	if msg, _ := res.Outputs["msg"].(string); !strings.Contains(msg, "status 503") {
 		t.Errorf("outputs %v", res.Outputs)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"token": "sk-secret-2"}`)
+	}))
+	defer srv.Close()
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start, inputs: {key: {type: string}}}
+  - {id: x, kind: http, url: "`+srv.URL+`", headers: {Authorization: "Bearer {{inputs.key}}"}, output_schema: {type: object, properties: {token: {type: string}}}}
+  - {id: end, kind: end, outputs: {token: "{{nodes.x.outputs.token}}"}}
+`)
+	e := workflow.New(workflow.Services{HTTP: srv.Client()})
+	redact := func(s string) string { return regexp.MustCompile(`sk-[a-z0-9-]+`).ReplaceAllString(s, "[redacted]") }
+	cp := workflow.NewMemoryCheckpointer()
+	evs, err := events(t, e, d, map[string]any{"key": "sk-secret-1"}, workflow.WithRedact(redact), workflow.WithRunID("r"), workflow.WithCheckpointer(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(evs)
+	if strings.Contains(string(b), "sk-secret") || !strings.Contains(string(b), "Bearer [redacted]") {
+		t.Errorf("events %s", b)
+	}
+	// The checkpoints keep the values.
+	cps, _ := cp.Completed(context.Background(), "r")
+	b, _ = json.Marshal(cps)
+	if !strings.Contains(string(b), "sk-secret-2") {
+		t.Errorf("checkpoints %s", b)
+	}
+}
+
+func TestInputSchema(t *testing.T) {
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start, inputs: {q: {type: string, description: the question}, n: {type: integer, default: 3}, meta: {type: object}}}
+  - {id: end, kind: end, outputs: {q: "{{inputs.q}}"}}
+`)
+	got := string(d.InputSchema())
+	want := `{"additionalProperties":false,"properties":{"meta":{"type":"object"},"n":{"default":3,"type":"integer"},"q":{"description":"the question","type":"string"}},"required":["meta","q"],"type":"object"}`
+	if got != want {
+		t.Errorf("schema\n got %s\nwant %s", got, want)
 	}
 }

@@ -238,6 +238,9 @@ func (s *Schema) jsonSchema() map[string]any {
 			out["items"] = s.Items.jsonSchema()
 		}
 	case TypeObject:
+		if len(s.Properties) == 0 {
+			break // a map: any fields
+		}
 		props := map[string]any{}
 		names := sortedKeys(s.Properties)
 		for _, name := range names {

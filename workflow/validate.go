@@ -811,6 +811,10 @@ func (c *compiler) checkGraph(lv *level) {
 			}
 		}
 	}
+	if p.start >= 0 && p.nodes[p.start].preds > 0 {
+		c.fault(p.nodes[p.start].name, "", "nothing may lead to the start node")
+		return
+	}
 	// Kahn's algorithm: what is left unsorted lies on or after a cycle.
 	left := make([]int, len(p.nodes))
 	var queue []int
