@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/netguard"
 	"github.com/weftlabs/weft/platform/a2a"
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -331,5 +333,63 @@ func TestA2AErrors(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"1","role":"ROLE_USER","parts":[{"text":"` + strings.Repeat("x", a2a.MaxRequestBytes) + `"}]}}}`
 	if resp, ans := e.rpc(e.admin, "a", big); resp.StatusCode != http.StatusRequestEntityTooLarge || ans.Error == nil || ans.Error.Code != a2a.CodeInvalidRequest {
 		t.Errorf("oversized: %d %+v", resp.StatusCode, ans)
+	}
+}
+
+func TestRemoteA2AAgent(t *testing.T) {
+	// The remote: a Weft agent served over A2A.
+	remote := newEnv(t, scripted.New(scripted.Echo(), scripted.RecordRequests(true)))
+	remote.createAgent(remote.admin, map[string]any{"name": "far"})
+
+	local := newEnv(t, nil, func(c *Config) {
+		c.Getenv = func(k string) string {
+			switch k {
+			case "REMOTE_KEY":
+				return remote.admin
+			case netguard.AllowEnv: // the remote server is on loopback
+				return "127.0.0.1"
+			case EnvSecretsAllowEnv:
+				return "REMOTE_KEY"
+			}
+			return ""
+		}
+	})
+	// Validation of the new protocol.
+	local.wantError(local.do(local.admin, "POST", "/v1/agents", map[string]any{"name": "x", "remote": map[string]any{"protocol": "a2a"}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+	local.wantError(local.do(local.admin, "POST", "/v1/agents", map[string]any{"name": "x", "remote": map[string]any{"protocol": "grpc", "url": remote.http.URL}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+	local.wantError(local.do(local.admin, "POST", "/v1/agents", map[string]any{"name": "x", "remote": map[string]any{"protocol": "a2a", "url": "http://10.0.0.1/"}}, nil), http.StatusBadRequest, CodeInvalidRequest)
+
+	proxy := local.createAgent(local.admin, map[string]any{"name": "proxy", "remote": map[string]any{"protocol": "a2a", "url": remote.http.URL + "/a2a/agents/far/", "api_key_env": "REMOTE_KEY"}})
+	var ans api.ChatAnswer
+	resp := local.do(local.admin, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": "hello over there"}, &ans)
+	if resp.StatusCode != http.StatusOK || ans.Answer != "hello over there" || !strings.HasPrefix(ans.Model, "a2a:") {
+		t.Fatalf("chat = %d %+v %s", resp.StatusCode, ans, body(resp))
+	}
+	// The next turn of the local session continues the remote context,
+	// streamed: the remote's artifact chunks are the local deltas.
+	resp = local.do(local.admin, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": "and again", "session_id": ans.SessionID, "stream": true}, nil)
+	frames, _ := readSSE(t, resp.Body)
+	var text strings.Builder
+	for _, f := range frames {
+		if f.Event == "message.delta" {
+			text.WriteString(f.Data["text"].(string))
+		}
+	}
+	if last := frames[len(frames)-1]; last.Event != "chat.completed" || last.Data["answer"] != "and again" || text.String() != "and again" {
+		t.Fatalf("streamed turn: %q, frames %+v", text.String(), frames)
+	}
+	reqs := remote.model.Requests()
+	var seen []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		seen = append(seen, m.Text())
+	}
+	if strings.Join(seen, "|") != "hello over there|hello over there|and again" {
+		t.Fatalf("the remote model saw %q", seen)
+	}
+	// A remote that refuses the key: a model_error naming the remote.
+	bad := local.createAgent(local.admin, map[string]any{"name": "bad", "remote": map[string]any{"protocol": "a2a", "url": remote.http.URL + "/a2a/agents/far/.well-known/agent-card.json"}})
+	eb := local.wantError(local.do(local.admin, "POST", "/v1/agents/"+bad.ID+"/chat", map[string]any{"query": "hi"}, nil), http.StatusBadGateway, CodeModelError)
+	if !strings.Contains(eb.Error.Message, "401") {
+		t.Fatalf("error = %+v", eb)
 	}
 }

@@ -43,17 +43,25 @@ func (s *Server) remoteClient(ctx context.Context, target meta.Agent) (*client.C
 	if err != nil {
 		return nil, nil, err
 	}
+	return client.New(r.URL, key, client.WithHTTPClient(s.remoteHTTPClient())), red, nil
+}
+
+// remoteHTTPClient is the one HTTP client of remote agents, made on first
+// use. The URLs are tenants': they go through the outbound guard like
+// every request the server makes on a user's behalf.
+func (s *Server) remoteHTTPClient() *http.Client {
 	s.remoteOnce.Do(func() {
-		// The URL is a tenant's: it goes through the outbound guard like
-		// every request the server makes on a user's behalf.
 		s.remoteHTTP = s.guard.Client()
 		s.remoteHTTP.Timeout = 5 * time.Minute
 	})
-	return client.New(r.URL, key, client.WithHTTPClient(s.remoteHTTP)), red, nil
+	return s.remoteHTTP
 }
 
 // runRemoteTurn serves a turn of a remote agent.
 func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
+	if in.agent.Remote.Protocol == meta.RemoteA2A {
+		return s.runA2ARemoteTurn(ctx, in, start)
+	}
 	key := sessionKey(in.session)
 	counter := tokens.Estimator{}
 	c, red, err := s.remoteClient(ctx, in.agent)

@@ -153,8 +153,20 @@ func (s *Server) validateRemote(p principal, a *meta.Agent) *apiError {
 		return nil
 	}
 	rm.RegisteredByAdmin = p.Key.Admin
-	if rm.URL == "" || rm.AgentID == "" {
-		return invalid("field \"remote\": url and agent_id are required")
+	switch rm.Protocol {
+	case "", "weft":
+		if rm.URL == "" || rm.AgentID == "" {
+			return invalid("field \"remote\": url and agent_id are required")
+		}
+	case meta.RemoteA2A:
+		if rm.URL == "" {
+			return invalid("field \"remote\": url is required (the A2A agent's card or base URL)")
+		}
+		if rm.AgentID != "" {
+			return invalid("field \"remote.agent_id\": an A2A agent is named by its url alone")
+		}
+	default:
+		return invalid("field \"remote.protocol\": want \"weft\" or \"a2a\", not %q", rm.Protocol)
 	}
 	if err := s.guard.CheckURL(rm.URL); err != nil {
 		return invalid("field \"remote.url\": %v", err)

@@ -42,10 +42,19 @@ type Retrieval struct {
 	MinScore float64 `json:"min_score"`
 }
 
-// Remote points an agent at an agent on another Weft server.
+// RemoteA2A is the protocol of a remote agent that is any A2A server.
+const RemoteA2A = "a2a"
+
+// Remote points an agent at an agent on another server: another Weft (the
+// default protocol, "weft") or any A2A server (protocol "a2a").
 type Remote struct {
-	URL     string `json:"url"`
-	AgentID string `json:"agent_id"`
+	// Protocol is "weft" (or empty) or "a2a".
+	Protocol string `json:"protocol,omitempty"`
+	// URL is the Weft server's base URL, or the A2A agent's card URL or
+	// base URL (under which the card is at .well-known/agent-card.json).
+	URL string `json:"url"`
+	// AgentID is the agent on the remote Weft; unused for A2A.
+	AgentID string `json:"agent_id,omitempty"`
 	// APIKey references the remote API key as ${secret:NAME}, a secret of
 	// the agent's tenant; the key itself is never stored here.
 	APIKey string `json:"api_key,omitempty"`
