@@ -171,10 +171,16 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 		ToolCalls: []api.ToolCallOutcome{}, LatencyMS: time.Since(start).Milliseconds(), Model: "a2a:" + in.agent.Remote.URL}, nil
 }
 
-// partsText is the text of an artifact's parts.
+// partsText is the text of an artifact's parts, run together (a streamed
+// artifact's chunks end up as its parts).
 func partsText(ps []a2a.Part) string {
-	m := a2a.Message{Parts: ps}
-	return m.Text()
+	var b strings.Builder
+	for _, p := range ps {
+		if p.Text != nil {
+			b.WriteString(*p.Text)
+		}
+	}
+	return b.String()
 }
 
 func nonEmpty(ss []string) []string {

@@ -43,10 +43,12 @@ type Retrieval struct {
 	MinScore float64 `json:"min_score"`
 }
 
-// Remote points an agent at an agent of another Weft server.
+// Remote points an agent at an agent of another Weft server, or with
+// Protocol "a2a" at any A2A agent (URL: its card's or base URL).
 type Remote struct {
+	Protocol  string `json:"protocol,omitzero"`
 	URL       string `json:"url"`
-	AgentID   string `json:"agent_id"`
+	AgentID   string `json:"agent_id,omitzero"`
 	APIKeyEnv string `json:"api_key_env,omitzero"`
 }
 

@@ -1,0 +1,250 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/llmtest"
+	"github.com/weftlabs/weft/netguard"
+	"github.com/weftlabs/weft/platform/client"
+	"github.com/weftlabs/weft/tool/toolname"
+)
+
+// a2aJS returns node and the folder of the pinned official A2A JavaScript
+// SDK (testdata/a2a-js), skipping the test when they are not installed
+// (failing with WEFT_TEST_NODE=1, as .ci/run sets it after npm ci).
+func a2aJS(t *testing.T) (string, string) {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "a2a-js")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json"))
+	}
+	if err != nil {
+		if os.Getenv("WEFT_TEST_NODE") == "1" {
+			t.Fatalf("WEFT_TEST_NODE=1 but the A2A SDK is not installed (%v): run npm ci in %s", err, dir)
+		}
+		t.Skipf("the A2A JavaScript SDK is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
+	}
+	return node, dir
+}
+
+// TestA2AJSClient runs the official A2A JavaScript SDK client (@a2a-js/sdk,
+// pinned in testdata/a2a-js) against a weft serve process: it reads the
+// agent's card, holds a two-turn conversation through contextId, streams a
+// third turn, reads the task back, cancels a streamed turn after its first
+// chunk, gets a typed error for an unknown task and is refused without the
+// key.
+func TestA2AJSClient(t *testing.T) {
+	t.Parallel()
+	node, dir := a2aJS(t)
+	slow, _ := slowTurn()
+	up := llmtest.NewServer(
+		llmtest.Reply("Nice to meet you, Ada."),
+		llmtest.Reply("Your name is Ada."),
+		llmtest.Turn{Text: "Ada Lovelace wrote the first program.", Chunks: 4},
+		slow,
+	)
+	t.Cleanup(up.Close)
+	vars := upstreamVars(up)
+	vars["WEFT_ADMIN_KEY"] = adminKey
+	p := startServe(t, "", vars, "--addr", "127.0.0.1:0")
+	c := client.New(p.url(), adminKey)
+	if _, err := c.CreateAgent(t.Context(), client.Agent{Name: "geo", Model: "openai/gpt-4o-mini"}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(t.Context(), node, "client.mjs")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "WEFT_URL=" + p.url(), "WEFT_API_KEY=" + adminKey, "WEFT_AGENT=geo"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client.mjs: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Card struct {
+			Name            string `json:"name"`
+			Streaming       bool   `json:"streaming"`
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"card"`
+		First struct {
+			Kind, State, ContextID, TaskID, Text string
+		} `json:"first"`
+		Second struct {
+			State, ContextID, Text, AgentMessage string
+		} `json:"second"`
+		Stream struct {
+			Kinds                                  []string
+			Text, State, FirstState, ContextID, ID string
+		} `json:"stream"`
+		Got struct {
+			State   string
+			History int
+			Text    string
+		} `json:"got"`
+		Cancel struct {
+			Kinds                                []string
+			TaskID, CancelState, Final, GetState string
+		} `json:"cancel"`
+		NotFound     string `json:"notFound"`
+		Unauthorized string `json:"unauthorized"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	t.Logf("%s", out)
+	if got.Card.Name != "geo" || !got.Card.Streaming || got.Card.ProtocolVersion != "1.0" {
+		t.Errorf("card = %+v", got.Card)
+	}
+	if got.First.Kind != "task" || got.First.State != "TASK_STATE_COMPLETED" || got.First.Text != "Nice to meet you, Ada." || !strings.HasPrefix(got.First.ContextID, "ses") {
+		t.Errorf("first turn = %+v", got.First)
+	}
+	if got.Second.State != "TASK_STATE_COMPLETED" || got.Second.ContextID != got.First.ContextID || got.Second.Text != "Your name is Ada." || got.Second.AgentMessage != "Your name is Ada." {
+		t.Errorf("second turn = %+v", got.Second)
+	}
+	// The second request to the model carried the first turn.
+	reqs := up.Requests()
+	if len(reqs) < 2 || !bytes.Contains(reqs[1].Body, []byte("my name is Ada")) || !bytes.Contains(reqs[1].Body, []byte("Nice to meet you, Ada.")) {
+		t.Errorf("the second turn's model request lacks the first turn")
+	}
+	kinds := strings.Join(got.Stream.Kinds, ",")
+	if !strings.HasPrefix(kinds, "task,statusUpdate,artifactUpdate,artifactUpdate") || !strings.HasSuffix(kinds, "artifactUpdate,statusUpdate") ||
+		got.Stream.Text != "Ada Lovelace wrote the first program." || got.Stream.FirstState != "TASK_STATE_SUBMITTED" || got.Stream.State != "TASK_STATE_COMPLETED" || got.Stream.ContextID != got.First.ContextID {
+		t.Errorf("stream = %+v", got.Stream)
+	}
+	if got.Got.State != "TASK_STATE_COMPLETED" || got.Got.History != 2 || got.Got.Text != got.Stream.Text {
+		t.Errorf("GetTask = %+v", got.Got)
+	}
+	if got.Cancel.CancelState != "TASK_STATE_CANCELED" || got.Cancel.Final != "TASK_STATE_CANCELED" || got.Cancel.GetState != "TASK_STATE_CANCELED" {
+		t.Errorf("cancel = %+v", got.Cancel)
+	}
+	if got.NotFound != "JsonRpcTaskNotFoundError" {
+		t.Errorf("unknown task: %q", got.NotFound)
+	}
+	if !strings.Contains(got.Unauthorized, "401") {
+		t.Errorf("without the key: %q", got.Unauthorized)
+	}
+	// The cancelled turn's partial answer is in the session.
+	msgs, err := c.Messages(t.Context(), got.First.ContextID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := msgs[len(msgs)-1]; len(msgs) != 8 || last.Role != "assistant" || !last.Partial || last.ID != got.Cancel.TaskID {
+		t.Errorf("session after the cancelled turn: %d messages, last %+v", len(msgs), msgs[len(msgs)-1])
+	}
+}
+
+// TestA2ARemoteAgent: a Weft agent whose remote is an A2A agent served by
+// the official A2A JavaScript SDK's server (testdata/a2a-js/echo-server.mjs:
+// its express handlers, request handler and task store, with an echo
+// executor) answers chats, keeps the remote context across turns, streams
+// the remote's chunks, and is delegated to by another Weft agent. The
+// remote is reached through the outbound guard (loopback allowed by
+// WEFT_HTTP_TOOLS_ALLOW); a blocking remote (streaming off) works too.
+func TestA2ARemoteAgent(t *testing.T) {
+	t.Parallel()
+	node, dir := a2aJS(t)
+	echo := func(streaming string) string {
+		cmd := exec.CommandContext(t.Context(), node, "echo-server.mjs")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ECHO_STREAMING=" + streaming}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		port := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if p, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+					port <- p
+				}
+			}
+			close(port)
+		}()
+		select {
+		case p, ok := <-port:
+			if !ok {
+				t.Fatalf("echo-server.mjs exited: %s", stderr.String())
+			}
+			return "http://127.0.0.1:" + p + "/"
+		case <-time.After(60 * time.Second):
+			t.Fatalf("echo-server.mjs did not listen: %s", stderr.String())
+		}
+		return ""
+	}
+	streamingURL, blockingURL := echo("1"), echo("0")
+
+	up := llmtest.NewServer()
+	t.Cleanup(up.Close)
+	vars := upstreamVars(up)
+	vars["WEFT_ADMIN_KEY"] = adminKey
+	vars[netguard.AllowEnv] = "127.0.0.1"
+	p := startServe(t, "", vars, "--addr", "127.0.0.1:0")
+	c := client.New(p.url(), adminKey)
+	ctx := t.Context()
+	proxy, err := c.CreateAgent(ctx, client.Agent{Name: "echo", Remote: &client.Remote{Protocol: "a2a", URL: streamingURL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := c.Chat(ctx, proxy.ID, client.ChatRequest{Query: "hello"})
+	if err != nil || ans.Answer != "echo #1: hello" {
+		t.Fatalf("first turn = %+v, %v", ans, err)
+	}
+	// The same local session is the same remote context (the echo counts
+	// its context's turns), and a streamed turn forwards both chunks.
+	var deltas []string
+	var final string
+	for ev, err := range c.ChatStream(ctx, proxy.ID, client.ChatRequest{Query: "again", SessionID: ans.SessionID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case client.EventMessageDelta:
+			deltas = append(deltas, ev.Text)
+		case client.EventCompleted:
+			final = ev.Answer.Answer
+		}
+	}
+	if strings.Join(deltas, "|") != "echo #2: |again" || final != "echo #2: again" {
+		t.Fatalf("streamed turn: deltas %q, answer %q", deltas, final)
+	}
+	// A new session is a new remote context.
+	if ans, err := c.Chat(ctx, proxy.ID, client.ChatRequest{Query: "fresh"}); err != nil || ans.Answer != "echo #1: fresh" {
+		t.Fatalf("new session = %+v, %v", ans, err)
+	}
+	// A blocking remote.
+	blocking, err := c.CreateAgent(ctx, client.Agent{Name: "echo-blocking", Remote: &client.Remote{Protocol: "a2a", URL: blockingURL + ".well-known/agent-card.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans, err := c.Chat(ctx, blocking.ID, client.ChatRequest{Query: "still"}); err != nil || ans.Answer != "echo #1: still" {
+		t.Fatalf("blocking remote = %+v, %v", ans, err)
+	}
+	// A Weft agent delegates to the A2A agent.
+	front, err := c.CreateAgent(ctx, client.Agent{Name: "front", Model: "openai/gpt-4o-mini", DelegateAgentIDs: []string{proxy.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.Enqueue(llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: toolname.Join("delegate_agent", proxy.ID), Arguments: `{"query":"from front"}`}}},
+		llmtest.Reply("The echo agent said it back."))
+	ans, err = c.Chat(ctx, front.ID, client.ChatRequest{Query: "ask the echo agent"})
+	if err != nil || ans.Answer != "The echo agent said it back." || len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || !strings.Contains(ans.ToolCalls[0].Result, "echo #1: from front") {
+		t.Fatalf("delegation = %+v, %v", ans, err)
+	}
+}

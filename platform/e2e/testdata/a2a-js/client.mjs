@@ -1,0 +1,89 @@
+// Drives weft serve's A2A endpoint with the official A2A JavaScript SDK
+// client (@a2a-js/sdk): the agent card, a multi-turn conversation through
+// contextId, a stream, GetTask, a cancelled stream, a JSON-RPC error and an
+// unauthenticated client. Prints what it saw as one JSON object; the Go
+// test (platform/e2e.TestA2AJSClient) checks it.
+import { randomUUID } from "node:crypto";
+import { Role, taskStateToJSON } from "@a2a-js/sdk";
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+
+const base = process.env.WEFT_URL;
+const key = process.env.WEFT_API_KEY;
+const agent = process.env.WEFT_AGENT;
+
+function factoryWith(fetchImpl) {
+  return new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  }));
+}
+const authFetch = (url, init = {}) => {
+  const headers = new Headers(init.headers);
+  headers.set("Authorization", `Bearer ${key}`);
+  return fetch(url, { ...init, headers });
+};
+
+const message = (text, contextId) => ({
+  messageId: randomUUID(),
+  role: Role.ROLE_USER,
+  parts: [{ content: { $case: "text", value: text } }],
+  ...(contextId ? { contextId } : {}),
+});
+const partsText = (parts) => (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
+const taskText = (task) => (task.artifacts ?? []).map((a) => partsText(a.parts)).join("");
+const state = (s) => taskStateToJSON(s.state);
+
+const out = {};
+const client = await factoryWith(authFetch).createFromUrl(`${base}/a2a/agents/${agent}/`);
+out.card = { name: client.agentCard.name, streaming: client.agentCard.capabilities?.streaming, protocolVersion: client.protocolVersion };
+
+// Two blocking turns in one context.
+const first = await client.sendMessage({ message: message("Remember: my name is Ada.") });
+out.first = { kind: "status" in first ? "task" : "message", state: state(first.status), contextId: first.contextId, taskId: first.id, text: taskText(first) };
+const second = await client.sendMessage({ message: message("What is my name?", first.contextId) });
+out.second = { state: state(second.status), contextId: second.contextId, text: taskText(second), agentMessage: partsText(second.status.message?.parts) };
+
+// A streamed turn in the same context.
+const stream = { kinds: [], text: "" };
+for await (const ev of client.sendMessageStream({ message: message("Tell me more.", first.contextId) })) {
+  const { $case, value } = ev.payload;
+  stream.kinds.push($case);
+  if ($case === "task") { stream.taskId = value.id; stream.contextId = value.contextId; stream.firstState = state(value.status); }
+  if ($case === "artifactUpdate") stream.text += partsText(value.artifact.parts);
+  if ($case === "statusUpdate") stream.state = state(value.status);
+}
+out.stream = stream;
+const got = await client.getTask({ id: stream.taskId, historyLength: 10 });
+out.got = { state: state(got.status), history: got.history.length, text: taskText(got) };
+
+// A stream cancelled after its first chunk.
+const cancel = { kinds: [] };
+for await (const ev of client.sendMessageStream({ message: message("Tell me a long story.", first.contextId) })) {
+  const { $case, value } = ev.payload;
+  cancel.kinds.push($case);
+  if ($case === "task") cancel.taskId = value.id;
+  if ($case === "artifactUpdate" && !cancel.cancelState) {
+    const t = await client.cancelTask({ id: cancel.taskId });
+    cancel.cancelState = state(t.status);
+  }
+  if ($case === "statusUpdate") cancel.final = state(value.status);
+}
+cancel.getState = state((await client.getTask({ id: cancel.taskId })).status);
+out.cancel = cancel;
+
+// A JSON-RPC error becomes the SDK's typed error.
+try {
+  await client.getTask({ id: "no-such-task" });
+  out.notFound = "no error";
+} catch (e) {
+  out.notFound = e.constructor.name;
+}
+
+// Without the key the card is refused.
+try {
+  await factoryWith(fetch).createFromUrl(`${base}/a2a/agents/${agent}/`);
+  out.unauthorized = "no error";
+} catch (e) {
+  out.unauthorized = String(e.message);
+}
+console.log(JSON.stringify(out));
