@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -322,5 +323,103 @@ nodes:
 	want := `{"additionalProperties":false,"properties":{"meta":{"type":"object"},"n":{"default":3,"type":"integer"},"q":{"description":"the question","type":"string"}},"required":["meta","q"],"type":"object"}`
 	if got != want {
 		t.Errorf("schema\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestLLMOutputSchema(t *testing.T) {
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start}
+  - id: x
+    kind: llm
+    model: m
+    prompt: p
+    depends_on: [start]
+    retry: {max_attempts: 4}
+    output_schema: {type: object, properties: {label: {type: string, enum: [a, b]}, n: {type: integer}, tags: {type: array, items: {type: string}}}}
+  - {id: end, kind: end, outputs: {label: "{{nodes.x.outputs.label}}", n: "{{nodes.x.outputs.n}}", tags: "{{nodes.x.outputs.tags}}"}}
+`)
+	// Three wrong answers (not JSON, a value outside the enum, a fraction
+	// for an integer), then one in a Markdown fence, which is accepted.
+	m := scripted.New(scripted.Sequence(
+		scripted.Reply("I think it is a"),
+		scripted.ReplyJSON(map[string]any{"label": "c", "n": 1, "tags": []string{}}),
+		scripted.ReplyJSON(map[string]any{"label": "a", "n": 1.5, "tags": []string{}}),
+		scripted.Reply("```json\n{\"label\": \"b\", \"n\": 2, \"tags\": [\"x\"]}\n```"),
+	))
+	evs, err := events(t, workflow.New(workflow.Services{Model: models(m)}), d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Outputs["label"] != "b" || last.Outputs["n"] != int64(2) || fmt.Sprint(last.Outputs["tags"]) != "[x]" {
+		t.Errorf("outputs %#v", last.Outputs)
+	}
+	if x, _ := finished(evs, "x"); x.Attempts != 4 {
+		t.Errorf("attempts %d", x.Attempts)
+	}
+	// The same three faults, with no retry, name the problem.
+	for i, reply := range []scripted.Rule{
+		scripted.Reply("I think it is a"),
+		scripted.ReplyJSON(map[string]any{"label": "c", "n": 1, "tags": []string{}}),
+		scripted.ReplyJSON(map[string]any{"label": "a", "n": 1.5, "tags": []string{}}),
+	} {
+		d.Nodes[1].Retry = nil
+		d2 := mustParse(t, mustJSON(t, d))
+		_, err := events(t, workflow.New(workflow.Services{Model: models(scripted.New(reply))}), d2, nil)
+		want := []string{"not JSON", `"c" is not one of ["a","b"]`, "output.n: want integer"}[i]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("reply %d: error %v, want %q", i, err, want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestConditionRuntimeError(t *testing.T) {
+	// score is read from a tool's JSON, which gives a string here: the
+	// comparison fails when it runs, and the node's policy applies.
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start}
+  - {id: t, kind: tool, tool: score, depends_on: [start], output_schema: {type: object, properties: {score: {}}}}
+  - id: c
+    kind: condition
+    cases: [{when: 'nodes.t.outputs.score > 0.5', next: [hi]}]
+    else: [lo]
+    on_error: {action: branch, next: [oops]}
+  - {id: hi, kind: template, template: hi}
+  - {id: lo, kind: template, template: lo}
+  - {id: oops, kind: template, template: "{{nodes.c.outputs.error}}"}
+  - {id: end, kind: end, depends_on: [hi, lo, oops], outputs: {hi: "{{nodes.hi.outputs.text}}", lo: "{{nodes.lo.outputs.text}}", oops: "{{nodes.oops.outputs.text}}"}}
+`)
+	for _, tc := range []struct{ result, key, want string }{
+		{`{"score": 0.9}`, "hi", "hi"},
+		{`{"score": 0.1}`, "lo", "lo"},
+		{`{"score": "high"}`, "oops", "case case_1: invalid operation"},
+	} {
+		e := workflow.New(workflow.Services{Tool: func(context.Context, string, json.RawMessage) (string, error) { return tc.result, nil }})
+		res, err := workflow.Collect(e.Run(context.Background(), d, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := res.Outputs[tc.key].(string)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: outputs %v", tc.result, res.Outputs)
+		}
+		for _, k := range []string{"hi", "lo", "oops"} {
+			if k != tc.key && res.Outputs[k] != nil {
+				t.Errorf("%s: %s ran: %v", tc.result, k, res.Outputs)
+			}
+		}
 	}
 }

@@ -170,7 +170,9 @@ func (s *Schema) conform(path string, v any) (any, error) {
 		}
 	}
 	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return equalJSON(e, v) }) {
-		return nil, fmt.Errorf("%s: %v is not one of %v", path, v, s.Enum)
+		got, _ := json.Marshal(v)
+		want, _ := json.Marshal(s.Enum)
+		return nil, fmt.Errorf("%s: %s is not one of %s", path, got, want)
 	}
 	return v, nil
 }
