@@ -225,7 +225,11 @@ func newAgentShowCmd(e *env, r *remoteFlags) *cobra.Command {
 			row("max_tool_rounds", strconv.Itoa(a.MaxToolRounds))
 			row("max_delegate_depth", strconv.Itoa(a.MaxDelegateDepth))
 			if a.Remote != nil {
-				row("remote", a.Remote.URL+" agent "+a.Remote.AgentID)
+				if a.Remote.Protocol == "a2a" {
+					row("remote", "A2A agent at "+a.Remote.URL)
+				} else {
+					row("remote", a.Remote.URL+" agent "+a.Remote.AgentID)
+				}
 			}
 			row("created", when(a.CreatedAt))
 			row("updated", when(a.UpdatedAt))

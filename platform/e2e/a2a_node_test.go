@@ -40,8 +40,8 @@ func a2aJS(t *testing.T) (string, string) {
 // pinned in testdata/a2a-js) against a weft serve process: it reads the
 // agent's card, holds a two-turn conversation through contextId, streams a
 // third turn, reads the task back, cancels a streamed turn after its first
-// chunk, gets a typed error for an unknown task and is refused without the
-// key.
+// chunk, speaks protocol 0.3 through the SDK's compat layer, gets a typed
+// error for an unknown task and is refused without the key.
 func TestA2AJSClient(t *testing.T) {
 	t.Parallel()
 	node, dir := a2aJS(t)
@@ -51,6 +51,8 @@ func TestA2AJSClient(t *testing.T) {
 		llmtest.Reply("Your name is Ada."),
 		llmtest.Turn{Text: "Ada Lovelace wrote the first program.", Chunks: 4},
 		slow,
+		llmtest.Reply("Paris."),
+		llmtest.Turn{Text: "Rome.", Chunks: 1},
 	)
 	t.Cleanup(up.Close)
 	vars := upstreamVars(up)
@@ -95,6 +97,10 @@ func TestA2AJSClient(t *testing.T) {
 			Kinds                                []string
 			TaskID, CancelState, Final, GetState string
 		} `json:"cancel"`
+		Legacy struct {
+			ProtocolVersion, State, ContextID, Text, StreamState, GetState string
+			StreamKinds                                                    []string
+		} `json:"legacy"`
 		NotFound     string `json:"notFound"`
 		Unauthorized string `json:"unauthorized"`
 	}
@@ -127,6 +133,10 @@ func TestA2AJSClient(t *testing.T) {
 	if got.Cancel.CancelState != "TASK_STATE_CANCELED" || got.Cancel.Final != "TASK_STATE_CANCELED" || got.Cancel.GetState != "TASK_STATE_CANCELED" {
 		t.Errorf("cancel = %+v", got.Cancel)
 	}
+	if l := got.Legacy; !strings.HasPrefix(l.ProtocolVersion, "0.3") || l.State != "TASK_STATE_COMPLETED" || l.ContextID != got.First.ContextID || l.Text != "Paris." ||
+		strings.Join(l.StreamKinds, ",") != "task,statusUpdate,artifactUpdate,artifactUpdate,statusUpdate" || l.StreamState != "TASK_STATE_COMPLETED" || l.GetState != "TASK_STATE_COMPLETED" {
+		t.Errorf("protocol 0.3 = %+v", l)
+	}
 	if got.NotFound != "JsonRpcTaskNotFoundError" {
 		t.Errorf("unknown task: %q", got.NotFound)
 	}
@@ -138,8 +148,8 @@ func TestA2AJSClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := msgs[len(msgs)-1]; len(msgs) != 8 || last.Role != "assistant" || !last.Partial || last.ID != got.Cancel.TaskID {
-		t.Errorf("session after the cancelled turn: %d messages, last %+v", len(msgs), msgs[len(msgs)-1])
+	if partial := msgs[7]; len(msgs) != 12 || partial.Role != "assistant" || !partial.Partial || partial.ID != got.Cancel.TaskID {
+		t.Errorf("session: %d messages, the cancelled turn's answer %+v", len(msgs), msgs[7])
 	}
 }
 

@@ -79,6 +79,29 @@ try {
   out.notFound = e.constructor.name;
 }
 
+// The SDK's protocol 0.3 layer: a client that asks for the card without
+// A2A-Version gets the 0.3 card and speaks message/send, message/stream and
+// tasks/get.
+const legacyFetch = (url, init = {}) => {
+  const headers = new Headers(init.headers);
+  if (String(url).endsWith("agent-card.json")) headers.delete("A2A-Version");
+  headers.set("Authorization", `Bearer ${key}`);
+  return fetch(url, { ...init, headers });
+};
+const legacy = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+  transports: [new JsonRpcTransportFactory({ fetchImpl: legacyFetch, legacyCompat: { enabled: true } })],
+  cardResolver: new DefaultAgentCardResolver({ fetchImpl: legacyFetch, legacyCompat: { enabled: true } }),
+})).createFromUrl(`${base}/a2a/agents/${agent}/`);
+const lt = await legacy.sendMessage({ message: message("Once more, in 0.3.", first.contextId) });
+const ls = { kinds: [] };
+for await (const ev of legacy.sendMessageStream({ message: message("And streamed.", first.contextId) })) {
+  ls.kinds.push(ev.payload.$case);
+  if (ev.payload.$case === "task") ls.taskId = ev.payload.value.id;
+  if (ev.payload.$case === "statusUpdate") ls.state = state(ev.payload.value.status);
+}
+out.legacy = { protocolVersion: legacy.protocolVersion, state: state(lt.status), contextId: lt.contextId, text: taskText(lt),
+  streamKinds: ls.kinds, streamState: ls.state, getState: state((await legacy.getTask({ id: ls.taskId })).status) };
+
 // Without the key the card is refused.
 try {
   await factoryWith(fetch).createFromUrl(`${base}/a2a/agents/${agent}/`);
