@@ -397,3 +397,39 @@ nodes:
 		}
 	}
 }
+
+func TestNestedIteration(t *testing.T) {
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start, inputs: {rows: {type: array, items: {type: array, items: {type: string}}}, sep: {type: string}}}
+  - {id: prefix, kind: template, template: "row", depends_on: [start]}
+  - id: outer
+    kind: iteration
+    items: "{{inputs.rows}}"
+    concurrency: 2
+    output: "{{nodes.join.outputs.text}}"
+    nodes:
+      - id: inner
+        kind: iteration
+        items: "{{item}}"
+        output: "{{nodes.cell.outputs.text}}"
+        nodes:
+          - {id: cell, kind: template, template: "{{nodes.prefix.outputs.text}}{{index}}:{{item}}"}
+      - {id: join, kind: template, template: "{{nodes.inner.outputs.results}}{{inputs.sep}}{{index}}"}
+  - {id: end, kind: end, outputs: {r: "{{nodes.outer.outputs.results}}"}}
+`)
+	evs, err := events(t, workflow.New(workflow.Services{}), d, map[string]any{"rows": [][]string{{"a", "b"}, {"c"}}, "sep": "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if got := fmt.Sprint(last.Outputs["r"]); got != `[["row0:a","row1:b"]/0 ["row0:c"]/1]` {
+		t.Errorf("results %s", got)
+	}
+	for _, key := range []string{"outer[0].inner[1].cell", "outer[1].inner[0].cell", "outer[1].join", "outer"} {
+		if ev, ok := finished(evs, key); !ok || ev.Status != workflow.Succeeded {
+			t.Errorf("%s: %+v", key, ev)
+		}
+	}
+}
