@@ -3,9 +3,11 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,7 @@ const a2aArtifactID = "answer"
 
 // a2aTask is a task and what is needed to cancel it.
 type a2aTask struct {
+	agentID  string
 	task     a2a.Task
 	answer   strings.Builder
 	canceled bool
@@ -66,13 +69,14 @@ func (ts *a2aTaskStore) put(tenant string, t *a2aTask) {
 	ts.tasks[tenant+"\x00"+t.task.ID] = t
 }
 
-// view returns a copy of a task, its history cut to the last n messages
-// when n is set.
-func (ts *a2aTaskStore) view(tenant, id string, n *int) (*a2a.Task, bool) {
+// view returns a copy of a task of the agent, its history cut to the last
+// n messages when n is set. A task of another agent of the tenant is not
+// found at this agent's endpoint.
+func (ts *a2aTaskStore) view(tenant, agentID, id string, n *int) (*a2a.Task, bool) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, ok := ts.tasks[tenant+"\x00"+id]
-	if !ok {
+	if !ok || t.agentID != agentID {
 		return nil, false
 	}
 	return t.snapshot(n), true
@@ -234,8 +238,8 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		t, ok := s.a2aTasks.view(p.Tenant, tp.ID, tp.HistoryLength)
-		if !ok || !s.a2aOwns(p.Tenant, agent.ID, t) {
+		t, ok := s.a2aTasks.view(p.Tenant, agent.ID, tp.ID, tp.HistoryLength)
+		if !ok {
 			fail(a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", tp.ID, a2aTasksPerTenant))
 			return
 		}
@@ -250,17 +254,10 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// a2aOwns reports whether task t is of the agent (a task id of another
-// agent of the tenant is not found at this agent's endpoint).
-func (s *Server) a2aOwns(tenant, agentID string, t *a2a.Task) bool {
-	ss, err := s.registry.getIn(context.Background(), tenant, t.ContextID)
-	return err == nil && ss.AgentID == agentID
-}
-
 // a2aCancel cancels a running task of the agent.
 func (s *Server) a2aCancel(tenant, agentID, id string) *a2a.Error {
-	t, ok := s.a2aTasks.view(tenant, id, nil)
-	if !ok || !s.a2aOwns(tenant, agentID, t) {
+	t, ok := s.a2aTasks.view(tenant, agentID, id, nil)
+	if !ok {
 		return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", id, a2aTasksPerTenant)
 	}
 	if t.Status.State.Terminal() {
@@ -346,13 +343,25 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 	}
 	user := sp.Message
 	user.ContextID, user.TaskID = first.SessionID, first.MessageID
-	t := &a2aTask{task: a2a.Task{ID: first.MessageID, ContextID: first.SessionID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
+	t := &a2aTask{agentID: agent.ID, task: a2a.Task{ID: first.MessageID, ContextID: first.SessionID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
 	s.a2aTasks.put(p.Tenant, t)
 
 	if background {
 		s.a2aTasks.update(t, func(t *a2aTask) { t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()} })
 		view := s.a2aView(p.Tenant, t, sp.HistoryLength)
-		go s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
+		go func() {
+			// Off the request's goroutine, a panic would end the process.
+			defer func() {
+				if v := recover(); v != nil {
+					s.log.Error("panic in a background A2A task", "task", t.task.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					stop()
+					s.a2aTasks.update(t, func(t *a2aTask) {
+						t.task.Status = a2a.Status{State: a2a.StateFailed, Timestamp: a2aNow()}
+					})
+				}
+			}()
+			s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
+		}()
 		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: view}.Encode(req.Dialect)))
 		return
 	}
