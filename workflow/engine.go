@@ -68,8 +68,9 @@ type Fragment struct {
 // Engine runs workflows with a set of services and node kinds. It holds
 // no run state: one Engine serves any number of concurrent runs.
 type Engine struct {
-	svc   Services
-	types []*NodeType
+	svc      Services
+	types    []*NodeType
+	parallel int
 }
 
 // Option configures an [Engine].
@@ -78,6 +79,13 @@ type Option func(*Engine)
 // Register adds node kinds made with [Func].
 func Register(types ...*NodeType) Option {
 	return func(e *Engine) { e.types = append(e.types, types...) }
+}
+
+// Parallelism bounds how many nodes of a graph (the workflow, or one item
+// of an iteration) run at once; 0, the default, leaves it to the graph.
+// The nodes that are ready wait their turn.
+func Parallelism(n int) Option {
+	return func(e *Engine) { e.parallel = max(n, 0) }
 }
 
 // New returns an engine that runs nodes with svc.

@@ -433,3 +433,46 @@ nodes:
 		}
 	}
 }
+
+func TestParallelism(t *testing.T) {
+	// Six branches under Parallelism(2): the first two to start wait for
+	// each other (so two do run at once), and no more than two ever run.
+	var running, peak, arrived atomic.Int64
+	pair := make(chan struct{})
+	nt := stepKind(t, func(ctx context.Context, name string) (string, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		switch arrived.Add(1) {
+		case 1:
+			select {
+			case <-pair:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		case 2:
+			close(pair)
+		}
+		return name, nil
+	})
+	y := "name: t\nnodes:\n  - {id: start, kind: start}\n"
+	for i := range 6 {
+		y += fmt.Sprintf("  - {id: b%d, kind: step, args: {name: b%d}, depends_on: [start]}\n", i, i)
+	}
+	y += "  - {id: end, kind: end, depends_on: [b0, b1, b2, b3, b4, b5]}\n"
+	d := mustParse(t, y, workflow.WithNodeTypes(nt))
+	ctx, cancel := context.WithTimeout(context.Background(), 30e9)
+	defer cancel()
+	e := workflow.New(workflow.Services{}, workflow.Register(nt), workflow.Parallelism(2))
+	if _, err := workflow.Collect(e.Run(ctx, d, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if peak.Load() != 2 {
+		t.Errorf("peak %d nodes at once, want 2", peak.Load())
+	}
+}

@@ -79,8 +79,9 @@ func (g *graph) run(ctx context.Context) error {
 		g.pending[i] = int32(pn.preds)
 	}
 	g.ready = append(make([]int, 0, 8), g.p.roots...)
+	limit := g.r.e.parallel
 	for {
-		for len(g.ready) > 0 && g.err == nil {
+		for len(g.ready) > 0 && g.err == nil && (limit == 0 || g.running < limit) {
 			last := len(g.ready) - 1
 			i := g.ready[last]
 			g.ready = g.ready[:last]
