@@ -17,6 +17,9 @@ import (
 // MaxHTTPBody is the most of an http node's response body that is read.
 const MaxHTTPBody = 1 << 20
 
+// MaxItems is the most items an iteration runs over.
+const MaxItems = 10_000
+
 // nodeRun is one attempt of running a node.
 type nodeRun struct {
 	g     *graph
@@ -51,9 +54,16 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 	case KindStart:
 		return nil, x.g.r.inputs, nil
 	case KindTemplate:
-		return nil, map[string]any{"text": pn.prompt.render(sc)}, nil
+		text, err := pn.prompt.render(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("template: %w", err)
+		}
+		return nil, map[string]any{"text": text}, nil
 	case KindEnd:
-		out, _ := pn.args.resolve(sc).(map[string]any)
+		out, err := pn.args.resolveMap(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputs: %w", err)
+		}
 		return nil, out, nil
 	case KindCondition:
 		for i := range pn.cases {
@@ -69,7 +79,10 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 	case KindLLM:
 		return x.llm(ctx)
 	case KindAgent:
-		q := pn.prompt.render(sc)
+		q, err := pn.prompt.render(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("query: %w", err)
+		}
 		in = map[string]any{"agent": n.Agent, "query": q}
 		if svc.Agent == nil {
 			return in, nil, errors.New("no agent service")
@@ -81,7 +94,10 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 		}
 		return in, map[string]any{"answer": res.Answer}, nil
 	case KindKnowledge:
-		q := pn.prompt.render(sc)
+		q, err := pn.prompt.render(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("query: %w", err)
+		}
 		in = map[string]any{"knowledge_bases": n.KnowledgeBases, "query": q}
 		if svc.Knowledge == nil {
 			return in, nil, errors.New("no knowledge service")
@@ -98,7 +114,13 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 		}
 		return in, map[string]any{"fragments": list, "text": strings.Join(texts, "\n\n")}, nil
 	case KindTool:
-		args := pn.args.resolve(sc)
+		args, err := pn.args.resolve(sc)
+		if err == nil && valueSize(args, MaxValueSize) < 0 {
+			err = fmt.Errorf("over %d bytes", MaxValueSize)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("args: %w", err)
+		}
 		in = map[string]any{"tool": n.Tool, "args": args}
 		if svc.Tool == nil {
 			return in, nil, errors.New("no tool service")
@@ -121,7 +143,13 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 	if pn.custom != nil {
 		var args map[string]any
 		if pn.args.kind != valLit || len(n.Args) > 0 {
-			args, _ = pn.args.resolve(sc).(map[string]any)
+			var err error
+			if args, err = pn.args.resolveMap(sc); err == nil && valueSize(args, MaxValueSize) < 0 {
+				err = fmt.Errorf("over %d bytes", MaxValueSize)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("args: %w", err)
+			}
 		}
 		out, err := pn.custom.run(ctx, args)
 		return args, out, err
@@ -175,9 +203,14 @@ func (x *nodeRun) llm(ctx context.Context) (in, out map[string]any, err error) {
 	pn, n := x.pn, x.pn.n
 	var sys string
 	if pn.system != nil {
-		sys = pn.system.render(x.g.sc)
+		if sys, err = pn.system.render(x.g.sc); err != nil {
+			return nil, nil, fmt.Errorf("system: %w", err)
+		}
 	}
-	prompt := pn.prompt.render(x.g.sc)
+	prompt, err := pn.prompt.render(x.g.sc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prompt: %w", err)
+	}
 	in = map[string]any{"model": n.Model, "prompt": prompt}
 	if sys != "" {
 		in["system"] = sys
@@ -225,11 +258,19 @@ func (x *nodeRun) http(ctx context.Context) (in, out map[string]any, err error) 
 	if method == "" {
 		method = http.MethodGet
 	}
-	url := pn.prompt.render(x.g.sc)
-	body := pn.system.render(x.g.sc)
+	url, err := pn.prompt.render(x.g.sc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("url: %w", err)
+	}
+	body, err := pn.system.render(x.g.sc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("body: %w", err)
+	}
 	headers := make(map[string]any, len(pn.headers))
 	for k, t := range pn.headers {
-		headers[k] = t.render(x.g.sc)
+		if headers[k], err = t.render(x.g.sc); err != nil {
+			return nil, nil, fmt.Errorf("headers.%s: %w", k, err)
+		}
 	}
 	in = map[string]any{"method": method, "url": url, "headers": headers, "body": body}
 	client := x.g.r.e.svc.HTTP
@@ -276,10 +317,16 @@ func (x *nodeRun) http(ctx context.Context) (in, out map[string]any, err error) 
 // first item that fails cancels the others and fails the node.
 func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err error) {
 	pn, g := x.pn, x.g
-	v := pn.items.resolve(g.sc)
+	v, err := pn.items.resolve(g.sc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("items: %w", err)
+	}
 	items, ok := v.([]any)
 	if !ok && v != nil {
 		return nil, nil, fmt.Errorf("items: want a list, got %s", typeName(v))
+	}
+	if len(items) > MaxItems {
+		return nil, nil, fmt.Errorf("items: %d items is over the limit of %d", len(items), MaxItems)
 	}
 	in = map[string]any{"items": items}
 	results := make([]any, len(items))
@@ -324,7 +371,15 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 				if err != nil {
 					return
 				}
-				results[i] = pn.output.resolve(sc)
+				if results[i], err = pn.output.resolve(sc); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("item %d: output: %w", i, err)
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
 			}
 		}()
 	}

@@ -121,18 +121,53 @@ func clip(s string) string {
 	return s
 }
 
+// MaxValueSize bounds, in bytes, a rendered template and the JSON of a
+// node's outputs, so that a definition cannot multiply a large value into
+// an enormous one ("{{x}}{{x}}{{x}}…").
+const MaxValueSize = 8 << 20
+
 // render writes the template with every reference replaced by its value.
-func (t *tmpl) render(sc *scope) string {
+func (t *tmpl) render(sc *scope) (string, error) {
 	if len(t.refs) == 0 {
-		return t.lits[0]
+		return t.lits[0], nil
 	}
 	var b strings.Builder
 	for i, r := range t.refs {
 		b.WriteString(t.lits[i])
 		writeText(&b, sc.resolve(r))
+		if b.Len() > MaxValueSize {
+			return "", fmt.Errorf("text over %d bytes", MaxValueSize)
+		}
 	}
 	b.WriteString(t.lits[len(t.lits)-1])
-	return b.String()
+	return b.String(), nil
+}
+
+// valueSize returns budget less about the size of v's JSON, stopping once
+// it is below zero (so that a value that shares one large part many times
+// costs no more than the budget to measure).
+func valueSize(v any, budget int) int {
+	switch x := v.(type) {
+	case string:
+		return budget - len(x) - 2
+	case []any:
+		budget -= 2
+		for _, e := range x {
+			if budget = valueSize(e, budget-1); budget < 0 {
+				return budget
+			}
+		}
+		return budget
+	case map[string]any:
+		budget -= 2
+		for k, e := range x {
+			if budget = valueSize(e, budget-len(k)-4); budget < 0 {
+				return budget
+			}
+		}
+		return budget
+	}
+	return budget - 8
 }
 
 // writeText writes v as text: a string as is, nil as nothing, anything
@@ -246,26 +281,41 @@ func (v *value) eachRef(f func(*ref)) {
 
 // resolve returns the value with its references replaced. Literals are
 // copied, so a node may keep or change what it is given.
-func (v *value) resolve(sc *scope) any {
+func (v *value) resolve(sc *scope) (any, error) {
 	switch v.kind {
 	case valRef:
-		return sc.resolve(v.ref)
+		return sc.resolve(v.ref), nil
 	case valTmpl:
 		return v.tmpl.render(sc)
 	case valList:
 		out := make([]any, len(v.list))
 		for i, e := range v.list {
-			out[i] = e.resolve(sc)
+			r, err := e.resolve(sc)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out[i] = r
 		}
-		return out
+		return out, nil
 	case valObj:
 		out := make(map[string]any, len(v.obj))
 		for k, e := range v.obj {
-			out[k] = e.resolve(sc)
+			r, err := e.resolve(sc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = r
 		}
-		return out
+		return out, nil
 	}
-	return copyJSON(v.lit)
+	return copyJSON(v.lit), nil
+}
+
+// resolveMap resolves an object value.
+func (v *value) resolveMap(sc *scope) (map[string]any, error) {
+	r, err := v.resolve(sc)
+	m, _ := r.(map[string]any)
+	return m, err
 }
 
 func copyJSON(v any) any {

@@ -476,3 +476,38 @@ func TestParallelism(t *testing.T) {
 		t.Errorf("peak %d nodes at once, want 2", peak.Load())
 	}
 }
+
+func TestValueSizeLimit(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	nine := strings.Repeat("{{inputs.x}}", 9)
+	for _, tc := range []struct{ name, node, want string }{
+		{"template", `{id: n, kind: template, template: "` + nine + `"}`, "template: text over"},
+		{"end outputs", `{id: n, kind: end, outputs: {list: ["{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}", "{{inputs.x}}"]}}`, "outputs over"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := "name: t\nnodes:\n  - {id: start, kind: start, inputs: {x: {type: string}}}\n  - " + tc.node + "\n"
+			if !strings.Contains(tc.node, "kind: end") {
+				y += "  - {id: end, kind: end, depends_on: [n]}\n"
+			}
+			d := mustParse(t, y)
+			_, err := workflow.Collect(workflow.New(workflow.Services{}).Run(context.Background(), d, map[string]any{"x": big}))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestIterationItemLimit(t *testing.T) {
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start, inputs: {xs: {type: array}}}
+  - {id: loop, kind: iteration, items: "{{inputs.xs}}", output: "{{item}}", nodes: [{id: t, kind: template, template: "{{item}}"}]}
+  - {id: end, kind: end, depends_on: [loop]}
+`)
+	_, err := workflow.Collect(workflow.New(workflow.Services{}).Run(context.Background(), d, map[string]any{"xs": make([]int, workflow.MaxItems+1)}))
+	if err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("error %v", err)
+	}
+}

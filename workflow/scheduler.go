@@ -224,7 +224,13 @@ func (g *graph) finish(i int, res result) {
 		case action == Continue:
 			res.outputs = nil
 			if pn.def != nil {
-				res.outputs, _ = pn.def.resolve(g.sc).(map[string]any)
+				var err error
+				if res.outputs, err = pn.def.resolveMap(g.sc); err != nil {
+					ev.Status = status
+					g.send(ev)
+					g.fail(&NodeError{Node: pn.n.ID, Key: ev.Key, Err: fmt.Errorf("on_error.default: %w", err)})
+					return
+				}
 			}
 		case action == Branch:
 			res.outputs = map[string]any{"error": ev.Error}
@@ -314,6 +320,9 @@ func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event), started tim
 		}
 		x.usage = llm.Usage{}
 		res.inputs, res.outputs, res.err = x.safeRun(actx)
+		if res.err == nil && valueSize(res.outputs, MaxValueSize) < 0 {
+			res.outputs, res.err = nil, fmt.Errorf("outputs over %d bytes", MaxValueSize)
+		}
 		if cancel != nil {
 			if res.err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 				res.err = fmt.Errorf("timed out after %s: %w", time.Duration(pn.n.Timeout), res.err)
