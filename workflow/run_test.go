@@ -511,3 +511,19 @@ nodes:
 		t.Errorf("error %v", err)
 	}
 }
+
+func TestCancelledBeforeRun(t *testing.T) {
+	d := mustParse(t, `
+name: t
+nodes:
+  - {id: start, kind: start}
+  - {id: a, kind: template, template: a, depends_on: [start]}
+  - {id: end, kind: end, depends_on: [a]}
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := workflow.Collect(workflow.New(workflow.Services{}).Run(ctx, d, nil))
+	if !errors.Is(err, context.Canceled) || len(res.Nodes) != 0 {
+		t.Errorf("error %v after %d nodes", err, len(res.Nodes))
+	}
+}

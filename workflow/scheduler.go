@@ -139,6 +139,10 @@ func (g *graph) event(t EventType, pn *pnode) Event {
 // coordinator's goroutine when nothing else can run meanwhile, and on its
 // own goroutine otherwise.
 func (g *graph) launch(i int) {
+	if err := g.ctx.Err(); err != nil {
+		g.fail(err) // cancelled between nodes: start no more
+		return
+	}
 	pn := g.p.nodes[i]
 	if pn.ctrlPreds > 0 && g.live[i] == 0 || pn.ctrlPreds == 0 && g.dead[i] > 0 {
 		ev := g.event(NodeFinished, pn)
