@@ -34,6 +34,8 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
+	// Nothing caches a new agent, but its tenant's MCP tool lists change.
+	s.bus.publish(r.Context(), "agent", p.Tenant, a.ID)
 	writeJSON(w, http.StatusCreated, a)
 }
 

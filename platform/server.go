@@ -166,6 +166,8 @@ type Server struct {
 	// workflows executes workflow runs; nil when the metadata store keeps
 	// no workflows.
 	workflows *workflowRunner
+	// mcp serves /mcp: the tenant's agents as MCP tools (mcpserver.go).
+	mcp *mcpHub
 }
 
 // New returns a Server over cfg.
@@ -283,6 +285,7 @@ func New(cfg Config) (*Server, error) {
 	if ws, ok := cfg.Meta.(workflowStore); ok {
 		s.workflows = newWorkflowRunner(s, ws)
 	}
+	s.mcp = newMCPHub(s)
 	s.routes()
 	if s.workflows != nil {
 		s.workflows.start()
@@ -296,6 +299,7 @@ func (s *Server) Close() error {
 	if s.workflows != nil {
 		s.workflows.close()
 	}
+	s.mcp.close()
 	s.bus.close()
 	s.ledger.close()
 	s.touches.close()
@@ -331,6 +335,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/sessions/{id}", s.deleteSession)
 
 	s.extraRoutes()
+	s.mcp.routes(s)
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.routes(s)
 	}
