@@ -4,8 +4,10 @@
 //
 // A [Server] is the client side of one MCP server: it starts the server's
 // process (stdio transport) or connects to its URL (streamable HTTP
-// transport), lists its tools on [Server.Connect] and [Server.Refresh], and
-// keeps one session that every call shares. Each MCP tool becomes a [Tool]
+// transport), lists its tools on [Server.Connect] and [Server.Refresh] —
+// and again, on its own, when the server sends
+// notifications/tools/list_changed (see [WithToolsChanged]) — and keeps
+// one session that every call shares. Each MCP tool becomes a [Tool]
 // named "<server name>_<tool name>" (sanitised to ^[a-zA-Z0-9_-]{1,64}$ by
 // package toolname) with the server's input schema.
 //
@@ -121,6 +123,16 @@ type Option func(*Server)
 // package netguard unless the URL is trusted.
 func WithHTTPClient(c *http.Client) Option { return func(s *Server) { s.httpClient = c } }
 
+// WithToolsChanged sets f to be called with the server's tools each time
+// they were listed again because the server sent
+// notifications/tools/list_changed. The list is refreshed in the
+// background (notifications arriving during a refresh lead to one more);
+// a refresh that fails leaves the tools as they were, until the next
+// notification or [Server.Refresh]. f must not call Close.
+func WithToolsChanged(f func(tools []tool.Tool)) Option {
+	return func(s *Server) { s.onChange = f }
+}
+
 // WithLookup sets how ${secret:NAME} and ${NAME} references in header and
 // environment values are resolved; the default is [secretref.Env].
 func WithLookup(lookup secretref.Lookup) Option {
@@ -137,16 +149,27 @@ type Server struct {
 	client     *mcp.Client
 	httpClient *http.Client
 	lookup     secretref.Lookup
+	onChange   func([]tool.Tool)
+
+	// bg runs the refreshes that notifications/tools/list_changed asks
+	// for; bgCtx ends them at Close. pending is set while one is
+	// scheduled and has not started listing (guarded by mu).
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	pending  bool
 
 	redMu sync.Mutex
 	red   secretref.Redactor // the secret values resolved so far
 
-	mu       sync.Mutex
-	sess     *session // nil when not connected
-	closed   bool
-	tools    []*Tool
-	connect  sync.Mutex     // serialises (re)connection
-	sessions sync.WaitGroup // one per session until it has ended and been reaped
+	mu      sync.Mutex
+	sess    *session // nil when not connected
+	closed  bool
+	tools   []*Tool
+	connect sync.Mutex // serialises (re)connection
+	// refreshMu serialises the background refreshes.
+	refreshMu sync.Mutex
+	sessions  sync.WaitGroup // one per session until it has ended and been reaped
 }
 
 // session is one connection. Its closer goroutine is the only caller of
@@ -193,6 +216,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	s := &Server{cfg: cfg, lookup: secretref.Env}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
@@ -204,7 +228,8 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		s.httpClient = hc
 	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "weft", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{}, // no roots, sampling or elicitation
+		Capabilities:           &mcp.ClientCapabilities{}, // no roots, sampling or elicitation
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
 	})
 	return s, nil
 }
@@ -285,8 +310,8 @@ func (s *Server) Refresh(ctx context.Context) ([]tool.Tool, error) {
 // Close ends the session and, for stdio, the server's process. Calls after
 // Close fail with ErrClosed.
 func (s *Server) Close() error {
+	s.bgCancel()
 	s.connect.Lock()
-	defer s.connect.Unlock()
 	s.mu.Lock()
 	s.closed = true
 	sess := s.sess
@@ -298,7 +323,35 @@ func (s *Server) Close() error {
 	// Wait for every session, including failed ones still shutting down,
 	// so that no process outlives Close.
 	s.sessions.Wait()
+	s.connect.Unlock()
+	s.bg.Wait()
 	return nil
+}
+
+// listChanged handles notifications/tools/list_changed: the tools are
+// listed again in the background (the notification arrives on the
+// session's reading goroutine, which the listing needs).
+func (s *Server) listChanged() {
+	s.mu.Lock()
+	if s.closed || s.pending {
+		s.mu.Unlock()
+		return // closed, or a refresh is scheduled that will see this change
+	}
+	s.pending = true
+	s.bg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.bg.Done()
+		s.refreshMu.Lock()
+		defer s.refreshMu.Unlock()
+		s.mu.Lock()
+		s.pending = false
+		s.mu.Unlock()
+		tools, err := s.Refresh(s.bgCtx)
+		if err == nil && s.onChange != nil {
+			s.onChange(tools)
+		}
+	}()
 }
 
 // session returns the live session, connecting when there is none or when
@@ -402,10 +455,11 @@ func (s *Server) dial(ctx context.Context) (*session, error) {
 		}
 		hc.Transport = &headerTransport{base: base, headers: s.cfg.Headers, server: s}
 		transport = &mcp.StreamableClientTransport{
-			Endpoint:             s.cfg.URL,
-			HTTPClient:           &hc,
-			MaxRetries:           1,
-			DisableStandaloneSSE: true,
+			Endpoint:   s.cfg.URL,
+			HTTPClient: &hc,
+			MaxRetries: 1,
+			// The standalone stream (GET) carries the server's
+			// notifications, notifications/tools/list_changed among them.
 		}
 	}
 	cs, err := s.client.Connect(ctx, transport, nil)
