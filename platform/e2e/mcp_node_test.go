@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/llmtest"
+	"github.com/weftlabs/weft/platform/client"
+)
+
+// TestMCPNodeClient runs the official MCP TypeScript SDK client (pinned in
+// testdata/mcp-node) against /mcp: the tool list, a two-turn conversation
+// through one agent, the second turn streamed as progress notifications,
+// notifications/tools/list_changed after an agent is created, and a turn
+// cancelled by the client (AbortSignal → notifications/cancelled), whose
+// partial answer is stored. It needs `npm ci` in that folder; .ci/run does
+// it and sets WEFT_TEST_NODE=1, which turns the skip into a failure.
+func TestMCPNodeClient(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "mcp-node")
+	required := os.Getenv("WEFT_TEST_NODE") == "1"
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	}
+	if err != nil {
+		if required {
+			t.Fatalf("WEFT_TEST_NODE=1 but the MCP TypeScript SDK is not installed (%v): run npm ci in %s", err, dir)
+		}
+		t.Skipf("the MCP TypeScript SDK is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
+	}
+
+	// The third turn streams 300 words, one every 50 ms: it ends complete
+	// after 15 s unless the cancellation stops it.
+	slow, slowText := slowTurn()
+	up := llmtest.NewServer(
+		llmtest.Reply("Paris is the capital of France."),
+		llmtest.Turn{Text: "Rome is the capital of Italy.", Chunks: 5},
+		slow,
+	)
+	t.Cleanup(up.Close)
+	url, key := inProcess(t, up)
+	c := client.New(url, key)
+	if _, err := c.CreateAgent(t.Context(), client.Agent{Name: "geo", Model: "openai/gpt-4o-mini", SystemPrompt: "Answer geography questions."}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "WEFT_URL=" + url, "WEFT_API_KEY=" + key, "WEFT_AGENT=geo"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
+	}
+	type answer struct {
+		Answer    string `json:"answer"`
+		SessionID string `json:"session_id"`
+		MessageID string `json:"message_id"`
+		Sources   []any  `json:"sources"`
+		Usage     struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	var got struct {
+		Server         string   `json:"server"`
+		ListChangedCap bool     `json:"list_changed_capability"`
+		Tools          []string `json:"tools"`
+		InputRequired  []string `json:"input_required"`
+		First          struct {
+			Text       string  `json:"text"`
+			Structured *answer `json:"structured"`
+			IsError    bool    `json:"is_error"`
+		} `json:"first"`
+		Second struct {
+			Text       string  `json:"text"`
+			Structured *answer `json:"structured"`
+			Progress   []struct {
+				Progress float64 `json:"progress"`
+				Message  string  `json:"message"`
+			} `json:"progress"`
+		} `json:"second"`
+		CreatedStatus int      `json:"created_status"`
+		ListChanged   bool     `json:"list_changed"`
+		ToolsAfter    []string `json:"tools_after"`
+		Cancel        struct {
+			Completed bool   `json:"completed"`
+			Pieces    int    `json:"pieces"`
+			Error     string `json:"error"`
+		} `json:"cancel"`
+		Session string `json:"session"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("script output %q: %v", out, err)
+	}
+
+	if got.Server != "weft" || !got.ListChangedCap || !slices.Equal(got.Tools, []string{"geo"}) || !slices.Equal(got.InputRequired, []string{"query"}) {
+		t.Errorf("server %q, listChanged %v, tools %v, required %v", got.Server, got.ListChangedCap, got.Tools, got.InputRequired)
+	}
+	f := got.First
+	if f.IsError || f.Text != "Paris is the capital of France." || f.Structured == nil || f.Structured.Answer != f.Text ||
+		f.Structured.SessionID == "" || f.Structured.MessageID == "" || f.Structured.Usage.TotalTokens == 0 || f.Structured.Sources == nil {
+		t.Errorf("first turn = %+v (structured %+v)", f, f.Structured)
+	}
+	s := got.Second
+	var streamed strings.Builder
+	last := 0.0
+	for _, p := range s.Progress {
+		if p.Progress <= last {
+			t.Errorf("progress does not increase: %+v", s.Progress)
+		}
+		last = p.Progress
+		streamed.WriteString(p.Message)
+	}
+	if s.Text != "Rome is the capital of Italy." || s.Structured == nil || s.Structured.SessionID != got.Session ||
+		len(s.Progress) < 5 || streamed.String() != s.Text {
+		t.Errorf("second turn = %+v (structured %+v), streamed %q", s, s.Structured, streamed.String())
+	}
+	if got.CreatedStatus != 201 || !got.ListChanged || !slices.Equal(got.ToolsAfter, []string{"added_agent", "geo"}) {
+		t.Errorf("create → %d, list_changed %v, tools after %v", got.CreatedStatus, got.ListChanged, got.ToolsAfter)
+	}
+	if got.Cancel.Completed || got.Cancel.Pieces < 1 {
+		t.Errorf("cancel = %+v", got.Cancel)
+	}
+
+	// The second turn's model request held the first turn.
+	reqs := up.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	var roles []string
+	for _, m := range reqs[1].Messages {
+		roles = append(roles, m.Role+":"+m.Text())
+	}
+	want := []string{"system:Answer geography questions.", "user:What is the capital of France?", "assistant:Paris is the capital of France.", "user:And of Italy?"}
+	if mustJSON(roles) != mustJSON(want) {
+		t.Errorf("second upstream request = %v\nwant %v", roles, want)
+	}
+
+	// The cancelled turn is stored as partial, well before it could have
+	// ended on its own.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		msgs, err := c.Messages(t.Context(), got.Session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(msgs); n == 6 {
+			if m := msgs[5]; !m.Partial || m.Content == "" || len(m.Content) >= len(slowText) {
+				t.Fatalf("the cancelled turn's answer: partial %v, %d of %d bytes", m.Partial, len(m.Content), len(slowText))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled turn was not stored: %d messages", len(msgs))
+		}
+	}
+}
