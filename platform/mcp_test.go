@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -313,4 +315,63 @@ func TestMCPGuardReadsConfigGetenv(t *testing.T) {
 			t.Errorf("loopback MCP server refused although %s=%s: %d %s", netguard.AllowEnv, allow, resp.StatusCode, body(resp))
 		}
 	}
+}
+
+// TestMCPListChangedUpdatesRecords: a registered MCP server that adds or
+// drops a tool announces it (notifications/tools/list_changed), and its
+// tool records follow without a manual refresh; a new tool can be
+// whitelisted and runs.
+func TestMCPListChangedUpdatesRecords(t *testing.T) {
+	fx := newMCPFixture(t)
+	e := newEnv(t, scripted.New(scripted.CallNamedTool(), scripted.SummarizeToolResults()))
+	e.srv.guard = testGuard(t, "127.0.0.1")
+	var server toolDef
+	if resp := e.do(e.admin, "POST", "/v1/tools", map[string]any{"name": "box", "kind": "mcp", "mcp": map[string]any{"transport": "http", "url": fx.http.URL}}, &server); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("register: %d %s", resp.StatusCode, body(resp))
+	}
+	children := func() map[string]string {
+		var list []toolDef
+		e.do(e.admin, "GET", "/v1/tools", nil, &list)
+		out := map[string]string{}
+		for _, d := range list {
+			if d.ParentID == server.ID {
+				out[d.Name] = d.ID
+			}
+		}
+		return out
+	}
+	waitFor := func(want ...string) map[string]string {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			got := children()
+			names := slices.Sorted(maps.Keys(got))
+			if slices.Equal(names, want) {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tool records %v, want %v", names, want)
+			}
+		}
+	}
+	before := waitFor("box_crash", "box_secret", "box_shout")
+
+	mcp.AddTool(fx.srv, &mcp.Tool{Name: "whisper", Description: "Lower-cases the text."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpText) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "whispered: " + strings.ToLower(in.Text)}}}, nil, nil
+		})
+	after := waitFor("box_crash", "box_secret", "box_shout", "box_whisper")
+	if after["box_shout"] != before["box_shout"] {
+		t.Errorf("box_shout changed id: %s → %s", before["box_shout"], after["box_shout"])
+	}
+	a := e.createAgent(e.admin, map[string]any{"name": "quiet", "tool_ids": []string{after["box_whisper"]}})
+	var ans api.ChatAnswer
+	if resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "use box_whisper on HELLO"}, &ans); resp.StatusCode != http.StatusOK {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body(resp))
+	}
+	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || !strings.Contains(ans.ToolCalls[0].Result, "whispered") {
+		t.Fatalf("tool calls = %+v", ans.ToolCalls)
+	}
+
+	fx.srv.RemoveTools("secret")
+	waitFor("box_crash", "box_shout", "box_whisper")
 }

@@ -156,7 +156,11 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 	if ok {
 		return srv, nil
 	}
-	opts := []mcptool.Option{mcptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin))}
+	id := d.ID
+	opts := []mcptool.Option{mcptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin)),
+		// The server's notifications/tools/list_changed updates its tool
+		// records as POST /v1/tools/{id}/refresh does.
+		mcptool.WithToolsChanged(func(fresh []tool.Tool) { ts.listChanged(tenant, id, fresh) })}
 	if d.MCP.Transport == mcptool.HTTP {
 		// MCP over HTTP goes through the same outbound guard as HTTP tools.
 		opts = append(opts, mcptool.WithHTTPClient(ts.s.guard.Client()))
@@ -453,10 +457,20 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusBadGateway, CodeUnavailable, "refresh: %v", err))
 		return
 	}
-	existing, err := ts.store.ListTools(r.Context(), p.Tenant)
-	if err != nil {
+	if err := ts.syncChildren(r.Context(), p.Tenant, id, fresh); err != nil {
 		writeError(w, asAPIError(err))
 		return
+	}
+	ts.list(w, r)
+}
+
+// syncChildren makes the tool records of MCP server id match the tools it
+// offers: a record for each new tool, none for a tool it dropped (its
+// record could only fail when called). Kept tools keep their ids.
+func (ts *tools) syncChildren(ctx context.Context, tenant, id string, fresh []tool.Tool) error {
+	existing, err := ts.store.ListTools(ctx, tenant)
+	if err != nil {
+		return err
 	}
 	have := map[string]string{} // name → id of the server's tool records
 	for _, t := range existing {
@@ -473,22 +487,39 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		}
 		child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: id}
 		cfg, _ := json.Marshal(child)
-		if err := ts.store.CreateTool(r.Context(), meta.Tool{ID: meta.NewID("tool"), TenantID: p.Tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: id, Config: cfg, CreatedAt: time.Now().UTC()}); err != nil && !errors.Is(err, meta.ErrConflict) {
-			writeError(w, asAPIError(err))
-			return
+		if err := ts.store.CreateTool(ctx, meta.Tool{ID: meta.NewID("tool"), TenantID: tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: id, Config: cfg, CreatedAt: time.Now().UTC()}); err != nil && !errors.Is(err, meta.ErrConflict) {
+			return err
 		}
 	}
-	// The tools the server no longer offers go: their records could only
-	// fail when called.
 	for name, childID := range have {
 		if !offered[name] {
-			if err := ts.store.DeleteTool(r.Context(), p.Tenant, childID); err != nil && !errors.Is(err, meta.ErrNotFound) {
-				writeError(w, asAPIError(err))
-				return
+			if err := ts.store.DeleteTool(ctx, tenant, childID); err != nil && !errors.Is(err, meta.ErrNotFound) {
+				return err
 			}
 		}
 	}
-	ts.list(w, r)
+	return nil
+}
+
+// listChanged records the tools of MCP server id after it announced a
+// change (notifications/tools/list_changed). A server record deleted in
+// the meantime keeps no child records.
+func (ts *tools) listChanged(tenant, id string, fresh []tool.Tool) {
+	ctx, cancel := context.WithTimeout(context.Background(), mcptool.DefaultConnectTimeout)
+	defer cancel()
+	if _, err := ts.store.Tool(ctx, tenant, id); err != nil {
+		return // deleted: its connection is closing
+	}
+	err := ts.syncChildren(ctx, tenant, id, fresh)
+	if err == nil {
+		if _, err = ts.store.Tool(ctx, tenant, id); errors.Is(err, meta.ErrNotFound) {
+			// Deleted while the records were written: drop those left.
+			err = ts.syncChildren(ctx, tenant, id, nil)
+		}
+	}
+	if err != nil {
+		ts.s.log.Warn("MCP server's changed tool list not recorded; POST /v1/tools/{id}/refresh retries", "tenant", tenant, "tool", id, "err", err)
+	}
 }
 
 // invokeTimeout bounds a tool run on its own (POST /v1/tools/{id}/invoke):
