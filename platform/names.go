@@ -68,7 +68,7 @@ func (s *Server) resolveNames(ctx context.Context, a *meta.Agent) *apiError {
 		}
 		mapRefs(a.KnowledgeBaseIDs, ids)
 	}
-	return nil
+	return s.resolveWorkflowNames(ctx, a)
 }
 
 // mapRefs replaces each reference found in ids by its id.

@@ -43,6 +43,16 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 	for _, a := range agents {
 		data = append(data, api.Model{ID: a.Name, Object: "model", Created: a.CreatedAt.Unix(), OwnedBy: "weft"})
 	}
+	if s.workflows != nil {
+		wfs, err := s.workflows.store.ListWorkflows(r.Context(), principalFrom(r.Context()).Tenant)
+		if err != nil {
+			writeOpenAIError(w, asAPIError(err))
+			return
+		}
+		for _, wf := range wfs {
+			data = append(data, api.Model{ID: "workflow:" + wf.Name, Object: "model", Created: wf.CreatedAt.Unix(), OwnedBy: "weft"})
+		}
+	}
 	writeJSON(w, http.StatusOK, api.ModelList{Object: "list", Data: data})
 }
 
@@ -317,6 +327,10 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	ot, e := readCompletion(&req, sessionID != "")
 	if e != nil {
 		writeOpenAIError(w, e)
+		return
+	}
+	if name, ok := strings.CutPrefix(req.Model, "workflow:"); ok && s.workflows != nil {
+		s.openaiWorkflow(w, r, &req, name, ot.query)
 		return
 	}
 	var agent meta.Agent

@@ -284,6 +284,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	if ws, ok := cfg.Meta.(workflowStore); ok {
 		s.workflows = newWorkflowRunner(s, ws)
+		s.toolSources = append(s.toolSources, s.workflowTools)
+		s.refValidators = append(s.refValidators, s.validateWorkflowRefs)
 	}
 	s.mcp = newMCPHub(s)
 	s.routes()

@@ -83,6 +83,21 @@ func (f *runFeed) next(i int) ([]runEvent, bool, <-chan struct{}) {
 	return f.events[i:], f.done, f.notify
 }
 
+// wait returns the feed's events once it has ended, or ctx's error.
+func (f *runFeed) wait(ctx context.Context) ([]runEvent, error) {
+	for {
+		evs, done, ch := f.next(0)
+		if done {
+			return evs, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // liveRun is a run this replica executes.
 type liveRun struct {
 	cancel context.CancelCauseFunc
@@ -317,45 +332,15 @@ func (s *Server) startWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if req.Inputs == nil {
-		req.Inputs = map[string]any{}
-	}
-	def, err := parseStored(wf)
-	if err != nil {
-		writeError(w, asAPIError(err))
-		return
-	}
-	if e := checkRunInputs(def, req.Inputs); e != nil {
+	run, feed, e := s.beginRun(r.Context(), p, wf, req.Inputs)
+	if e != nil {
 		writeError(w, e)
-		return
-	}
-	inputs, _ := json.Marshal(req.Inputs)
-	now := time.Now().UTC()
-	wr := s.workflows
-	run := meta.WorkflowRun{ID: meta.NewID("run"), TenantID: p.Tenant, WorkflowID: wf.ID, Version: wf.Version, KeyID: p.Key.ID,
-		Status: meta.RunRunning, Inputs: inputs, Owner: wr.owner, LeaseUntil: now.Add(wr.lease), CreatedAt: now, StartedAt: now}
-	if err := wr.store.CreateWorkflowRun(r.Context(), run); err != nil {
-		writeError(w, asAPIError(err))
-		return
-	}
-	feed := newRunFeed()
-	if !wr.launch(run, feed) {
-		writeError(w, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; run %s will be resumed", run.ID))
 		return
 	}
 	w.Header().Set("Weft-Run-Id", run.ID)
 	if !req.Stream {
-		for i := 0; ; {
-			evs, done, ch := feed.next(i)
-			i += len(evs)
-			if done {
-				break
-			}
-			select {
-			case <-ch:
-			case <-r.Context().Done():
-				return
-			}
+		if _, err := feed.wait(r.Context()); err != nil {
+			return
 		}
 		s.writeRun(w, r, run.TenantID, run.ID)
 		return
@@ -381,6 +366,34 @@ func (s *Server) startWorkflowRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// beginRun checks inputs against wf's current version, stores a run owned
+// by this replica for principal p and starts it.
+func (s *Server) beginRun(ctx context.Context, p principal, wf meta.Workflow, inputs map[string]any) (meta.WorkflowRun, *runFeed, *apiError) {
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	def, err := parseStored(wf)
+	if err != nil {
+		return meta.WorkflowRun{}, nil, asAPIError(err)
+	}
+	if e := checkRunInputs(def, inputs); e != nil {
+		return meta.WorkflowRun{}, nil, e
+	}
+	in, _ := json.Marshal(inputs)
+	now := time.Now().UTC()
+	wr := s.workflows
+	run := meta.WorkflowRun{ID: meta.NewID("run"), TenantID: p.Tenant, WorkflowID: wf.ID, Version: wf.Version, KeyID: p.Key.ID,
+		Status: meta.RunRunning, Inputs: in, Owner: wr.owner, LeaseUntil: now.Add(wr.lease), CreatedAt: now, StartedAt: now}
+	if err := wr.store.CreateWorkflowRun(ctx, run); err != nil {
+		return meta.WorkflowRun{}, nil, asAPIError(err)
+	}
+	feed := newRunFeed()
+	if !wr.launch(run, feed) {
+		return meta.WorkflowRun{}, nil, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; run %s will be resumed", run.ID)
+	}
+	return run, feed, nil
 }
 
 // runJSON is a run as the API shows it.

@@ -131,7 +131,7 @@ workflows:
 `
 	ctx := context.Background()
 	target := config.Target{BaseURL: e.http.URL, Key: e.admin}
-	for i, want := range []string{"agent helper created; workflow assist created", "agent helper unchanged; workflow assist unchanged"} {
+	for i, want := range []string{"workflow assist created; agent helper created", "workflow assist unchanged; agent helper unchanged"} {
 		rep, err := config.Apply(ctx, target, parseApply(t, y), config.Env{})
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ workflows:
 		}
 	}
 	rep, err := config.Apply(ctx, target, parseApply(t, strings.Replace(y, `query: "{{ inputs.q }}"`, `query: "Please: {{ inputs.q }}"`, 1)), config.Env{})
-	if err != nil || actions(rep) != "agent helper unchanged; workflow assist updated" {
+	if err != nil || actions(rep) != "workflow assist updated; agent helper unchanged" {
 		t.Fatalf("changed: %v, %v", actions(rep), err)
 	}
 	var w wfAnswer

@@ -77,14 +77,16 @@ type kind struct {
 var kinds = []kind{
 	{section: "knowledge_bases", label: "knowledge_base", path: "/v1/knowledge-bases"},
 	{section: "tools", label: "tool", path: "/v1/tools", replace: true},
-	{section: "agents", label: "agent", path: "/v1/agents", update: true,
-		refs: map[string]string{"knowledge_base_ids": "knowledge_bases", "tool_ids": "tools", "delegate_agent_ids": "agents"}},
+	// Workflows name agents, knowledge bases and tools by name, resolved
+	// when they run; agents refer to workflows (workflow_ids) by id.
 	{section: "workflows", label: "workflow", path: "/v1/workflows", update: true},
+	{section: "agents", label: "agent", path: "/v1/agents", update: true,
+		refs: map[string]string{"knowledge_base_ids": "knowledge_bases", "tool_ids": "tools", "delegate_agent_ids": "agents", "workflow_ids": "workflows"}},
 }
 
 // Apply makes the server's objects match f's declarations and reports
-// what it changed. Secrets come first, then knowledge bases, tools, agents
-// and workflows. It stops at the first error, with the changes made so far.
+// what it changed. Secrets come first, then knowledge bases, tools,
+// workflows and agents. It stops at the first error, with the changes made so far.
 // Declarations only the server reads (default_model, providers, models)
 // are not applied here.
 func Apply(ctx context.Context, t Target, f *File, env Env) (Report, error) {

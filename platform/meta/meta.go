@@ -96,13 +96,16 @@ type Agent struct {
 	Retrieval           Retrieval `json:"retrieval"`
 	ToolIDs             []string  `json:"tool_ids"`
 	DelegateAgentIDs    []string  `json:"delegate_agent_ids"`
-	MaxToolRounds       int       `json:"max_tool_rounds"`
-	MaxDelegateDepth    int       `json:"max_delegate_depth"`
-	Enabled             bool      `json:"enabled"`
-	Timeouts            Timeouts  `json:"timeouts"`
-	Remote              *Remote   `json:"remote,omitempty"`
-	CreatedAt           time.Time `json:"created_at"`
-	UpdatedAt           time.Time `json:"updated_at"`
+	// WorkflowIDs are the workflows the agent may run as tools
+	// (workflow_<name>).
+	WorkflowIDs      []string  `json:"workflow_ids,omitempty"`
+	MaxToolRounds    int       `json:"max_tool_rounds"`
+	MaxDelegateDepth int       `json:"max_delegate_depth"`
+	Enabled          bool      `json:"enabled"`
+	Timeouts         Timeouts  `json:"timeouts"`
+	Remote           *Remote   `json:"remote,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // The agent defaults of API.md.

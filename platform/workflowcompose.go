@@ -1,0 +1,254 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/platform/api"
+	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/tool/toolname"
+	"github.com/weftlabs/weft/workflow"
+)
+
+// Composition: a workflow is a tool of the agents that list it in
+// workflow_ids (named workflow_<name>, its start inputs as parameters, its
+// outputs as the result), and a model of the OpenAI-compatible endpoint
+// ("workflow:<name>"). Either way the run is an ordinary durable run of
+// the caller's tenant and key, listed with the workflow's runs.
+
+// workflowToolPrefix starts the name of every workflow tool.
+const workflowToolPrefix = "workflow"
+
+// workflowTools is the tool source of an agent's workflows.
+func (s *Server) workflowTools(ctx context.Context, agent meta.Agent, _ turnInput) ([]tool.Tool, error) {
+	if s.workflows == nil || len(agent.WorkflowIDs) == 0 {
+		return nil, nil
+	}
+	out := make([]tool.Tool, 0, len(agent.WorkflowIDs))
+	for _, id := range agent.WorkflowIDs {
+		wf, err := s.workflows.store.Workflow(ctx, agent.TenantID, id)
+		if err != nil {
+			s.log.WarnContext(ctx, "workflow tool unavailable", "agent", agent.ID, "workflow", id, "err", err)
+			continue
+		}
+		def, err := parseStored(wf)
+		if err != nil {
+			s.log.WarnContext(ctx, "workflow tool unavailable", "agent", agent.ID, "workflow", id, "err", err)
+			continue
+		}
+		desc := def.Description
+		if desc == "" {
+			desc = fmt.Sprintf("Run the workflow %q and get its outputs as JSON.", wf.Name)
+		}
+		params, _ := json.Marshal(inputsSchema(def))
+		out = append(out, &workflowTool{s: s, tenant: agent.TenantID, workflowID: wf.ID, spec: llm.ToolSpec{
+			Name: toolname.Join(workflowToolPrefix, wf.Name), Description: desc, Parameters: params,
+		}})
+	}
+	return out, nil
+}
+
+// inputsSchema is the JSON Schema of a workflow's start inputs.
+func inputsSchema(def *workflow.Definition) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	if start := startNode(def); start != nil {
+		for name, sc := range start.Inputs {
+			if sc == nil {
+				props[name] = map[string]any{}
+				required = append(required, name)
+				continue
+			}
+			props[name] = sc
+			if sc.Default == nil {
+				required = append(required, name)
+			}
+		}
+	}
+	sort.Strings(required)
+	return map[string]any{"type": "object", "properties": props, "required": required}
+}
+
+// validateWorkflowRefs checks an agent's workflow_ids against its tenant's
+// workflows (names were resolved to ids before).
+func (s *Server) validateWorkflowRefs(ctx context.Context, a *meta.Agent) *apiError {
+	for _, id := range a.WorkflowIDs {
+		if _, err := s.workflows.store.Workflow(ctx, a.TenantID, id); err != nil {
+			if errors.Is(err, meta.ErrNotFound) {
+				return invalid("field \"workflow_ids\": no workflow %q", id)
+			}
+			return asAPIError(err)
+		}
+	}
+	return nil
+}
+
+// resolveWorkflowNames replaces workflow names among an agent's
+// workflow_ids by ids.
+func (s *Server) resolveWorkflowNames(ctx context.Context, a *meta.Agent) *apiError {
+	if s.workflows == nil || len(a.WorkflowIDs) == 0 {
+		return nil
+	}
+	list, err := s.workflows.store.ListWorkflows(ctx, a.TenantID)
+	if err != nil {
+		return asAPIError(err)
+	}
+	ids := make(map[string]string, 2*len(list))
+	for _, w := range list {
+		ids[w.ID] = w.ID
+	}
+	for _, w := range list {
+		if _, isID := ids[w.Name]; !isID {
+			ids[w.Name] = w.ID
+		}
+	}
+	mapRefs(a.WorkflowIDs, ids)
+	return nil
+}
+
+type workflowTool struct {
+	s          *Server
+	tenant     string
+	workflowID string
+	spec       llm.ToolSpec
+}
+
+func (t *workflowTool) Spec() llm.ToolSpec { return t.spec }
+
+// Call runs the workflow with the arguments as inputs, as the turn's key,
+// and returns its outputs. A turn that ends first cancels the run.
+func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	var inputs map[string]any
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &inputs); err != nil {
+			return tool.Result{}, &tool.ArgumentError{Tool: t.spec.Name, Err: err}
+		}
+	}
+	out, _, err := t.s.runWorkflowFor(ctx, principalFrom(ctx), t.workflowID, inputs)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	b, _ := json.Marshal(out)
+	return tool.Result{Content: string(b)}, nil
+}
+
+// runWorkflowFor runs a workflow of p's tenant (by id or name) to its end
+// and returns its outputs and usage. When ctx ends first, the run is
+// cancelled.
+func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, inputs map[string]any) (map[string]any, llm.Usage, error) {
+	wf, e := s.workflow(context.WithValue(ctx, principalKey{}, p), ref)
+	if e != nil {
+		return nil, llm.Usage{}, e
+	}
+	run, feed, e := s.beginRun(ctx, p, wf, inputs)
+	if e != nil {
+		return nil, llm.Usage{}, e
+	}
+	evs, err := feed.wait(ctx)
+	if err != nil {
+		s.workflows.store.CancelWorkflowRun(context.WithoutCancel(ctx), run.TenantID, run.ID, time.Now().UTC())
+		s.workflows.cancelLocal(run.TenantID, run.ID)
+		return nil, llm.Usage{}, err
+	}
+	for _, ev := range evs {
+		data, _ := ev.data.(map[string]any)
+		switch ev.name {
+		case "workflow.finished":
+			out, _ := data["outputs"].(json.RawMessage)
+			var outputs map[string]any
+			json.Unmarshal(out, &outputs)
+			usage, _ := data["usage"].(llm.Usage)
+			return outputs, usage, nil
+		case "error":
+			if d, ok := data["error"].(map[string]any); ok {
+				return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s: %v", wf.Name, run.ID, d["message"])
+			}
+		}
+	}
+	return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s stopped on this server; it will be resumed", wf.Name, run.ID)
+}
+
+// openaiWorkflow answers a chat completion whose model is
+// "workflow:<name>": the last user message is the run's input (a JSON
+// object of inputs, or the text itself when the workflow has one string
+// input), the outputs the answer (the one string output as it is, else
+// JSON). A stream carries the answer in one chunk.
+func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api.ChatCompletionRequest, ref string, query string) {
+	p := principalFrom(r.Context())
+	wf, e := s.workflow(r.Context(), ref)
+	if e != nil {
+		e.Param = "model"
+		writeOpenAIError(w, e)
+		return
+	}
+	def, err := parseStored(wf)
+	if err != nil {
+		writeOpenAIError(w, asAPIError(err))
+		return
+	}
+	inputs := map[string]any{}
+	if start := startNode(def); start != nil && len(start.Inputs) == 1 && !strings.HasPrefix(strings.TrimSpace(query), "{") {
+		for name := range start.Inputs {
+			inputs[name] = query
+		}
+	} else if strings.TrimSpace(query) != "" {
+		if err := json.Unmarshal([]byte(query), &inputs); err != nil {
+			writeOpenAIError(w, badParam("messages", "workflow %q takes its inputs as a JSON object in the last user message", wf.Name))
+			return
+		}
+	}
+	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs)
+	if err != nil {
+		writeOpenAIError(w, workflowModelError(err))
+		return
+	}
+	content := ""
+	if len(outputs) == 1 {
+		for _, v := range outputs {
+			content, _ = v.(string)
+		}
+	}
+	if content == "" {
+		b, _ := json.Marshal(outputs)
+		content = string(b)
+	}
+	id, created, model := meta.NewID("chatcmpl"), time.Now().Unix(), "workflow:"+wf.Name
+	u := api.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
+			Choices: []api.ChatChoice{{Message: api.AnswerMessage{Role: "assistant", Content: &content}, FinishReason: "stop"}},
+			Usage:   u})
+		return
+	}
+	sw := newSSEWriter(w, s.frameDeadline())
+	stopReason, role := "stop", "assistant"
+	sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+		Choices: []api.ChunkChoice{{Delta: api.ChunkDelta{Role: role, Content: &content}}}})
+	sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+		Choices: []api.ChunkChoice{{Delta: api.ChunkDelta{}, FinishReason: &stopReason}}})
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []api.ChunkChoice{}, Usage: &u})
+	}
+	sw.raw([]byte("data: [DONE]\n\n"))
+}
+
+// workflowModelError is the API error of a workflow run that failed as a
+// model of the OpenAI-compatible endpoint.
+func workflowModelError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, context.Canceled) {
+		return errorf(499, CodeCancelled, "cancelled")
+	}
+	return errorf(http.StatusBadGateway, CodeModelError, "%v", err)
+}
