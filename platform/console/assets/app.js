@@ -10,6 +10,7 @@ import * as sessions from './sessions.js';
 import * as keys from './keys.js';
 import * as secrets from './secrets.js';
 import * as usage from './usage.js';
+import * as workflows from './workflows.js';
 
 const screens = [
   { path: 'chat', label: 'Chat', mod: chat },
@@ -18,6 +19,7 @@ const screens = [
   { path: 'tools', label: 'Tools', mod: tools },
   { path: 'sessions', label: 'Sessions', mod: sessions },
   { path: 'secrets', label: 'Secrets', mod: secrets },
+  { path: 'workflows', label: 'Workflows', mod: workflows },
   { path: 'usage', label: 'Usage', mod: usage },
   { path: 'keys', label: 'API keys', mod: keys, admin: true },
 ];

@@ -1,0 +1,45 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWorkflowsScreen: a definition with a typo is refused with the node
+// and field named; a good one is saved and drawn as a graph; a run of it
+// shows its node timeline with inputs and outputs.
+func TestWorkflowsScreen(t *testing.T) {
+	e := newEnv(t)
+	e.signIn(e.admin)
+	e.goTo("#/workflows")
+	e.until("the editor", `!!document.querySelector('textarea.wf-editor')`)
+	typo := `{"name":"echo","nodes":[{"id":"start","kind":"start","inputs":{"text":{"type":"string"}}},` +
+		`{"id":"shout","kind":"template","template":"You said: {{ inputs.txet }}"},` +
+		`{"id":"end","kind":"end","outputs":{"reply":"{{ nodes.shout.outputs.text }}"}}]}`
+	e.do(
+		chromedp.Click(chromedp.CSS(`#wf-new`)),
+		chromedp.SetValue(chromedp.CSS(`textarea.wf-editor`), typo),
+		chromedp.Click(chromedp.CSS(`#wf-save`)),
+	)
+	e.until("the fault named", `document.querySelector('.wf-status')?.textContent.includes('nodes.shout.template')`)
+	e.do(
+		chromedp.SetValue(chromedp.CSS(`textarea.wf-editor`), strings.Replace(typo, "txet", "text", 1)),
+		chromedp.Click(chromedp.CSS(`#wf-save`)),
+	)
+	e.until("the workflow listed", `!!document.querySelector('.wf-list [data-workflow="echo"]')`)
+	e.until("the graph drawn", `document.querySelectorAll('svg.wf-graph g.wf-node').length === 3 && document.querySelectorAll('svg.wf-graph line.wf-edge').length === 2`)
+
+	var run struct{ ID string }
+	if code := e.api(e.admin, "POST", "/v1/workflows/echo/runs", map[string]any{"inputs": map[string]any{"text": "hi"}}, &run); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	e.do(chromedp.Click(chromedp.CSS(`.wf-list [data-workflow="echo"]`)))
+	e.until("the run listed", `!!document.querySelector('.wf-run-link[data-run="`+run.ID+`"]')`)
+	e.do(chromedp.Click(chromedp.CSS(`.wf-run-link[data-run="` + run.ID + `"]`)))
+	e.until("the timeline", `document.querySelectorAll('.wf-timeline .wf-step').length === 3`)
+	e.until("the node's output", `[...document.querySelectorAll('.wf-step[data-key="shout"] pre.wf-outputs')].some((p) => p.textContent.includes('You said: hi'))`)
+	e.until("finished nodes marked", `document.querySelectorAll('svg.wf-graph g.wf-node.done').length === 3`)
+	e.noPageErrors()
+}
