@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strings"
 	"sync"
@@ -291,7 +292,11 @@ func (s *Server) workflowServices(run meta.WorkflowRun, red *runSecrets) workflo
 	tenant := run.TenantID
 	svc := workflow.Services{
 		Model: func(ctx context.Context, name string) (llm.ChatModel, error) {
-			return s.model(name)
+			m, err := s.model(name)
+			if err != nil {
+				return nil, err
+			}
+			return &meteredModel{s: s, m: m, tenant: tenant, key: run.KeyID, source: "workflow:" + run.WorkflowID}, nil
 		},
 		Agent: func(ctx context.Context, req workflow.AgentRequest) (workflow.AgentResult, error) {
 			return s.workflowAgentTurn(ctx, tenant, req)
@@ -494,4 +499,52 @@ func (ts *tools) workflowCall(ctx context.Context, tenant, ref string, args json
 		return "", fmt.Errorf("tool %q: %w", rec.Name, err)
 	}
 	return res.Content, nil
+}
+
+// meteredModel is an llm node's model: the budgets of the run's key and
+// tenant are checked before each call (a spent budget fails the node), and
+// the call's usage is recorded under the agent "workflow:<id>".
+type meteredModel struct {
+	s                   *Server
+	m                   *llm.Model
+	tenant, key, source string
+}
+
+func (mm *meteredModel) check(ctx context.Context) error {
+	if e := mm.s.accounting.check(ctx, mm.tenant, mm.key); e != nil {
+		return errors.New(e.Message)
+	}
+	return nil
+}
+
+// Generate implements llm.ChatModel.
+func (mm *meteredModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if err := mm.check(ctx); err != nil {
+		return nil, err
+	}
+	resp, err := mm.m.Generate(ctx, req)
+	if resp != nil {
+		mm.s.accounting.record(ctx, mm.tenant, mm.source, mm.key, mm.m.Name(), resp.Usage)
+	}
+	return resp, err
+}
+
+// Stream implements llm.ChatModel.
+func (mm *meteredModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		if err := mm.check(ctx); err != nil {
+			yield(llm.Chunk{}, err)
+			return
+		}
+		var usage llm.Usage
+		defer func() { mm.s.accounting.record(ctx, mm.tenant, mm.source, mm.key, mm.m.Name(), usage) }()
+		for c, err := range mm.m.Stream(ctx, req) {
+			if c.Type == llm.ChunkUsage {
+				usage = c.Usage
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
 }

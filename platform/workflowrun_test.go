@@ -353,3 +353,34 @@ func TestWorkflowResume(t *testing.T) {
 		t.Fatalf("calls: first %d (want 1), second %d (want 2: interrupted, idempotent)", first.Load(), second.Load())
 	}
 }
+
+// TestWorkflowUsage: an llm node's tokens count in the tenant's usage
+// (as agent "workflow:<id>") and its budgets stop the next run's model.
+func TestWorkflowUsage(t *testing.T) {
+	e := newEnv(t, scripted.New(scripted.Echo()))
+	id := e.saveWorkflow(map[string]any{"name": "metered", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"q": map[string]any{"type": "string"}}},
+		map[string]any{"id": "think", "kind": "llm", "model": "scripted/demo", "prompt": "{{ inputs.q }}"},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"a": "{{ nodes.think.outputs.text }}"}},
+	}})
+	if run := e.runWorkflow(e.admin, "metered", map[string]any{"q": "count me"}); run.Status != meta.RunSucceeded {
+		t.Fatalf("run %+v", run)
+	}
+	var rep struct {
+		Rows []struct {
+			AgentID     string `json:"agent_id"`
+			TotalTokens int    `json:"total_tokens"`
+		} `json:"rows"`
+	}
+	e.do(e.admin, "GET", "/v1/usage?group_by=agent", nil, &rep)
+	if len(rep.Rows) != 1 || rep.Rows[0].AgentID != "workflow:"+id || rep.Rows[0].TotalTokens == 0 {
+		t.Fatalf("usage %+v", rep.Rows)
+	}
+	if resp := e.do(e.admin, "PUT", "/v1/budgets", map[string]any{"period": "day", "max_tokens": 1}, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("budget: %d %s", resp.StatusCode, body(resp))
+	}
+	run := e.runWorkflow(e.admin, "metered", map[string]any{"q": "again"})
+	if run.Status != meta.RunFailed || !strings.Contains(run.Error, "budget") {
+		t.Fatalf("run over budget %+v", run)
+	}
+}
