@@ -224,7 +224,7 @@ func (h *mcpHub) tenant(ctx context.Context, id string) (*mcpTenant, error) {
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			Logger:       h.s.log,
 		})
-		t.srv.AddReceivingMiddleware(h.countSessions)
+		t.srv.AddReceivingMiddleware(h.countSessions, h.freshList(t))
 		h.tenants[id] = t
 	}
 	h.mu.Unlock()
@@ -263,6 +263,22 @@ func (h *mcpHub) countSessions(next mcp.MethodHandler) mcp.MethodHandler {
 			}()
 		}
 		return res, err
+	}
+}
+
+// freshList builds t's tool list again before answering tools/list, so
+// that a lost invalidation (Redis unreachable) leaves no client with a
+// stale list for longer than its next listing.
+func (h *mcpHub) freshList(t *mcpTenant) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				if err := h.sync(ctx, t); err != nil {
+					h.s.log.WarnContext(ctx, "MCP tool list not refreshed; the last one is served", "tenant", t.id, "err", err)
+				}
+			}
+			return next(ctx, method, req)
+		}
 	}
 }
 

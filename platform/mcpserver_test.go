@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
@@ -472,4 +475,58 @@ func FuzzMCPArgs(f *testing.F) {
 			t.Fatalf("parseMCPArgs(%q) = %q, %q", raw, q, sid)
 		}
 	})
+}
+
+// TestMCPListChangedAcrossReplicas: an agent created through one replica
+// changes the tool list of an MCP session held by another, through the
+// Redis invalidation bus.
+func TestMCPListChangedAcrossReplicas(t *testing.T) {
+	url := os.Getenv("WEFT_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("WEFT_TEST_REDIS_URL not set")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.CacheTTL = time.Hour })
+	cfgB := a.srv.cfg
+	cfgB.Redis = redis.NewClient(opts)
+	b, err := New(cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := httptest.NewServer(b)
+	t.Cleanup(func() { hb.Close(); b.Close() })
+	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+
+	a.createAgent(a.admin, map[string]any{"name": "first"})
+	c := eb.mcpClient(a.admin)
+	if names := c.toolNames(t); !slices.Equal(names, []string{"first"}) {
+		t.Fatalf("tools on replica b = %v", names)
+	}
+	a.createAgent(a.admin, map[string]any{"name": "second"})
+	c.waitChanged(t)
+	if names := c.toolNames(t); !slices.Equal(names, []string{"first", "second"}) {
+		t.Fatalf("tools on replica b after a create on replica a = %v", names)
+	}
+}
+
+// TestMCPListIsFresh: an agent stored without an invalidation (a lost
+// Redis message) is listed at the next tools/list all the same.
+func TestMCPListIsFresh(t *testing.T) {
+	e := newEnv(t, nil)
+	first := e.createAgent(e.admin, map[string]any{"name": "first"})
+	c := e.mcpClient(e.admin)
+	if names := c.toolNames(t); !slices.Equal(names, []string{"first"}) {
+		t.Fatalf("tools = %v", names)
+	}
+	quiet := first
+	quiet.ID, quiet.Name, quiet.TenantID = "agt_quiet", "quiet", e.tenant()
+	if err := e.srv.meta.CreateAgent(context.Background(), quiet); err != nil {
+		t.Fatal(err)
+	}
+	if names := c.toolNames(t); !slices.Equal(names, []string{"first", "quiet"}) {
+		t.Fatalf("tools after a silent create = %v", names)
+	}
 }
