@@ -530,3 +530,28 @@ func TestMCPListIsFresh(t *testing.T) {
 		t.Fatalf("tools after a silent create = %v", names)
 	}
 }
+
+// BenchmarkMCPCall compares one blocking turn through an MCP tool call
+// (Go SDK client, streamable HTTP, one session) with the same turn through
+// POST /v1/agents/{id}/chat, on embedded stores and the scripted model.
+func BenchmarkMCPCall(b *testing.B) {
+	e := newEnv(b, nil)
+	a := e.createAgent(e.admin, map[string]any{"name": "echo"})
+	b.Run("mcp", func(b *testing.B) {
+		c := e.mcpClient(e.admin)
+		ctx := context.Background()
+		for b.Loop() {
+			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"query": "hello there"}})
+			if err != nil || res.IsError {
+				b.Fatalf("%v %+v", err, res)
+			}
+		}
+	})
+	b.Run("chat", func(b *testing.B) {
+		for b.Loop() {
+			if resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "hello there"}, nil); resp.StatusCode != http.StatusOK {
+				b.Fatalf("chat: %d", resp.StatusCode)
+			}
+		}
+	})
+}
