@@ -26,6 +26,11 @@ import (
 // DefaultWorkflowLease is how long a run's owner holds it without renewing.
 const DefaultWorkflowLease = 30 * time.Second
 
+// maxTenantRuns bounds the runs one tenant has going on one replica: a
+// run started beyond it is refused (429), so that no tenant holds the
+// replica's goroutines and connections with runs that wait.
+const maxTenantRuns = 64
+
 // Errors that stop a run's execution on this replica.
 var (
 	errRunCancelled = errors.New("the run was cancelled")
@@ -113,11 +118,15 @@ type workflowRunner struct {
 	owner string
 	lease time.Duration
 
-	mu      sync.Mutex
-	live    map[string]*liveRun // by tenant + "\x00" + run id
-	closing bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	mu   sync.Mutex
+	live map[string]*liveRun // by tenant + "\x00" + run id
+	// perTenant counts the live runs of each tenant, at most maxPerTenant
+	// (maxTenantRuns) started by requests.
+	perTenant    map[string]int
+	maxPerTenant int
+	closing      bool
+	stop         chan struct{}
+	wg           sync.WaitGroup
 }
 
 func newWorkflowRunner(s *Server, store workflowStore) *workflowRunner {
@@ -125,7 +134,7 @@ func newWorkflowRunner(s *Server, store workflowStore) *workflowRunner {
 	if lease <= 0 {
 		lease = DefaultWorkflowLease
 	}
-	return &workflowRunner{s: s, store: store, owner: s.cfg.Instance, lease: lease, live: map[string]*liveRun{}, stop: make(chan struct{})}
+	return &workflowRunner{s: s, store: store, owner: s.cfg.Instance, lease: lease, live: map[string]*liveRun{}, perTenant: map[string]int{}, maxPerTenant: maxTenantRuns, stop: make(chan struct{})}
 }
 
 // start drops the leases this instance held in a previous process (it is
@@ -187,12 +196,18 @@ func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed) bool {
 		cancel(errRunShutdown)
 		return false
 	}
+	if feed != nil && wr.perTenant[run.TenantID] >= wr.maxPerTenant {
+		wr.mu.Unlock()
+		cancel(nil)
+		return false
+	}
 	if _, dup := wr.live[key]; dup {
 		wr.mu.Unlock()
 		cancel(nil)
 		return false
 	}
 	wr.live[key] = lr
+	wr.perTenant[run.TenantID]++
 	wr.wg.Add(1)
 	wr.mu.Unlock()
 	go func() {
@@ -200,6 +215,9 @@ func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed) bool {
 		defer func() {
 			wr.mu.Lock()
 			delete(wr.live, key)
+			if wr.perTenant[run.TenantID]--; wr.perTenant[run.TenantID] == 0 {
+				delete(wr.perTenant, run.TenantID)
+			}
 			wr.mu.Unlock()
 			cancel(nil)
 			feed.close()
@@ -208,6 +226,13 @@ func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed) bool {
 		wr.execute(ctx, cancel, run, feed)
 	}()
 	return true
+}
+
+// busy reports whether tenant has as many runs going here as it may.
+func (wr *workflowRunner) busy(tenant string) bool {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.perTenant[tenant] >= wr.maxPerTenant
 }
 
 // cancelLocal cancels a run this replica executes, at once.
@@ -381,9 +406,14 @@ func (s *Server) beginRun(ctx context.Context, p principal, wf meta.Workflow, in
 	if e := checkRunInputs(def, inputs); e != nil {
 		return meta.WorkflowRun{}, nil, e
 	}
+	wr := s.workflows
+	if wr.busy(p.Tenant) {
+		e := errorf(http.StatusTooManyRequests, CodeRateLimited, "this tenant has %d workflow runs going on this server; retry when one ends", wr.maxPerTenant)
+		e.retryAfter = 1
+		return meta.WorkflowRun{}, nil, e
+	}
 	in, _ := json.Marshal(inputs)
 	now := time.Now().UTC()
-	wr := s.workflows
 	run := meta.WorkflowRun{ID: meta.NewID("run"), TenantID: p.Tenant, WorkflowID: wf.ID, Version: wf.Version, KeyID: p.Key.ID,
 		Status: meta.RunRunning, Inputs: in, Owner: wr.owner, LeaseUntil: now.Add(wr.lease), CreatedAt: now, StartedAt: now}
 	if err := wr.store.CreateWorkflowRun(ctx, run); err != nil {
@@ -391,7 +421,10 @@ func (s *Server) beginRun(ctx context.Context, p principal, wf meta.Workflow, in
 	}
 	feed := newRunFeed()
 	if !wr.launch(run, feed) {
-		return meta.WorkflowRun{}, nil, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; run %s will be resumed", run.ID)
+		// Refused after all (closing, or the tenant's last slot taken
+		// meanwhile): the run is left for a replica (or this one) to take
+		// over once its lease expires.
+		return meta.WorkflowRun{}, nil, errorf(http.StatusServiceUnavailable, CodeUnavailable, "this server cannot start run %s now; it will be resumed", run.ID)
 	}
 	return run, feed, nil
 }

@@ -384,3 +384,60 @@ func TestWorkflowUsage(t *testing.T) {
 		t.Fatalf("run over budget %+v", run)
 	}
 }
+
+// TestWorkflowTenantLimit: a tenant cannot start more runs on a replica
+// than the limit (429); once one ends, it can again.
+func TestWorkflowTenantLimit(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer api.Close()
+	e := newEnv(t, nil, allowLoopback)
+	e.srv.workflows.maxPerTenant = 1
+	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
+	}})
+	done := make(chan runAnswer, 1)
+	go func() {
+		var run runAnswer
+		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
+		done <- run
+	}()
+	<-entered
+	resp := e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, nil)
+	e.wantError(resp, http.StatusTooManyRequests, CodeRateLimited)
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	var runs []runAnswer
+	e.do(e.admin, "GET", "/v1/workflows/slow/runs", nil, &runs)
+	if len(runs) != 1 {
+		t.Fatalf("a refused run was stored: %+v", runs)
+	}
+	e.do(e.admin, "POST", "/v1/workflows/slow/runs/"+runs[0].ID+"/cancel", nil, nil)
+	if run := <-done; run.Status != meta.RunCancelled {
+		t.Fatalf("run %+v", run)
+	}
+	for deadline := time.Now().Add(10 * time.Second); e.srv.workflows.busy(e.tenant()); {
+		if time.Now().After(deadline) {
+			t.Fatal("the tenant's slot was not freed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	again := make(chan runAnswer, 1)
+	go func() {
+		var run runAnswer
+		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
+		again <- run
+	}()
+	<-entered
+	e.do(e.admin, "GET", "/v1/workflows/slow/runs", nil, &runs)
+	e.do(e.admin, "POST", "/v1/workflows/slow/runs/"+runs[0].ID+"/cancel", nil, nil)
+	if run := <-again; run.Status != meta.RunCancelled {
+		t.Fatalf("second run %+v", run)
+	}
+}
