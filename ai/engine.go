@@ -24,7 +24,9 @@ type Engine struct {
 
 // Turn is one user turn through an [Engine].
 type Turn struct {
-	// Message is the user message.
+	// Message is the user message. A Turn without one (the zero Message)
+	// continues a conversation whose History (or memory) ends with tool
+	// results: the results of a turn that ended with calls of ClientTools.
 	Message llm.Message
 	// System is the system message's text. Empty leaves the one in memory
 	// (or History), or asks the engine's SystemFor provider.
@@ -42,6 +44,14 @@ type Turn struct {
 	Params *Params
 	// Output asks for a structured answer (see [Output]).
 	Output *Output
+	// ClientTools are tools the caller runs, not the engine: the model is
+	// offered them beside the engine's tools, and a response that calls
+	// any of them ends the turn — the round's calls of the engine's tools
+	// run first, and Outcome.Pending holds the caller's calls. Append their
+	// results (llm.ToolResultMessage) to the conversation and run a Turn
+	// without a Message to continue. Names must not clash with the
+	// engine's tools.
+	ClientTools []llm.ToolSpec
 }
 
 // NewEngine returns an engine over model. System and User templates are not

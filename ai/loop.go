@@ -46,6 +46,9 @@ func (s *turnState) loop(ctx context.Context) error {
 			}
 		}
 
+		if len(resp.Message.ToolCalls) > 0 && len(s.t.ClientTools) > 0 && s.clientCalls(resp.Message.ToolCalls) {
+			return s.clientRound(ctx, resp)
+		}
 		if len(resp.Message.ToolCalls) > 0 {
 			if rounds >= c.maxRounds {
 				s.out.Intermediate = append(s.out.Intermediate, *resp)
@@ -172,6 +175,68 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 	}
 	s.out.Text, s.out.Message = last.Content, resp.Message
 	return true, nil
+}
+
+// clientCalls reports whether calls include a call of the caller's tools.
+func (s *turnState) clientCalls(calls []llm.ToolCall) bool {
+	for _, call := range calls {
+		if s.isClientTool(call.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *turnState) isClientTool(name string) bool {
+	for _, t := range s.t.ClientTools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// clientRound ends a turn whose response called the caller's tools: the
+// round's calls of the engine's tools run, and the caller's are pending.
+func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
+	var own []llm.ToolCall
+	for _, call := range resp.Message.ToolCalls {
+		if s.isClientTool(call.Name) {
+			s.out.Pending = append(s.out.Pending, call)
+		} else {
+			own = append(own, call)
+		}
+	}
+	if s.emit != nil {
+		for _, call := range resp.Message.ToolCalls {
+			if !s.emit(Event{Kind: EventToolCall, ToolCall: call}) {
+				return errStopped
+			}
+		}
+	}
+	first := len(s.out.ToolExecutions)
+	if len(own) > 0 {
+		var err error
+		s.out.ToolExecutions, err = s.e.exec.Run(ctx, own, s.out.ToolExecutions)
+		if err != nil {
+			return fmt.Errorf("ai: %w", err)
+		}
+	}
+	execs := s.out.ToolExecutions[first:]
+	s.traceTools(ctx, execs)
+	for i := range execs {
+		x := &execs[i]
+		s.inv.notify(ctx, Notice{Kind: NoticeToolExecuted, Execution: x})
+		if s.emit != nil && !s.emit(Event{Kind: EventToolResult, Execution: x}) {
+			return errStopped
+		}
+	}
+	s.out.Text, s.out.Message = resp.Message.Text(), resp.Message
+	s.out.Messages = append(s.out.Messages, resp.Message)
+	for i := range execs {
+		s.out.Messages = append(s.out.Messages, execs[i].Message())
+	}
+	return nil
 }
 
 // immediate applies the ImmediateReturn mode to a round's executions.

@@ -91,6 +91,9 @@ func (s *turnState) prepare(ctx context.Context) error {
 		}
 	}
 
+	if t.Message.Role == "" && t.Message.Parts == nil && t.Message.ToolCalls == nil {
+		return s.prepareContinue()
+	}
 	user := t.Message
 	if user.Role == "" {
 		user.Role = llm.RoleUser
@@ -144,7 +147,9 @@ func (s *turnState) prepare(ctx context.Context) error {
 	}
 
 	sent := user
-	s.base.Tools = s.e.specs
+	if err := s.offerTools(); err != nil {
+		return err
+	}
 	if o := t.Output; o != nil {
 		if o.Format != nil && c.caps.JSONSchema {
 			s.base.ResponseFormat = o.Format
@@ -161,6 +166,51 @@ func (s *turnState) prepare(ctx context.Context) error {
 	if c.moderator != nil {
 		s.mod = startModeration(ctx, c.moderator, user.Text())
 	}
+	return nil
+}
+
+// prepareContinue prepares a Turn without a Message: the conversation
+// goes on after the caller's tool results, with no user message, retrieval
+// or input guardrails.
+func (s *turnState) prepareContinue() error {
+	if n := len(s.msgs); n == 0 || s.msgs[n-1].Role != llm.RoleTool {
+		return errors.New("ai: a Turn without a Message continues a conversation that ends with tool results; this one does not")
+	}
+	if err := s.offerTools(); err != nil {
+		return err
+	}
+	if o := s.t.Output; o != nil && o.Format != nil && s.e.cfg.caps.JSONSchema {
+		s.base.ResponseFormat = o.Format
+	}
+	s.e.cfg.params.apply(&s.base)
+	if s.t.Params != nil {
+		s.t.Params.apply(&s.base)
+	}
+	return nil
+}
+
+// offerTools sets the tools of every request: the engine's and the
+// caller's.
+func (s *turnState) offerTools() error {
+	s.base.Tools = s.e.specs
+	ct := s.t.ClientTools
+	if len(ct) == 0 {
+		return nil
+	}
+	if !s.e.cfg.caps.Tools {
+		return errors.New("ai: the model declares no tool support; it cannot be offered the caller's tools")
+	}
+	tools := make([]llm.ToolSpec, 0, len(s.e.specs)+len(ct))
+	tools = append(tools, s.e.specs...)
+	for _, c := range ct {
+		for _, t := range tools {
+			if t.Name == c.Name {
+				return fmt.Errorf("ai: the caller's tool %q has the name of another tool", c.Name)
+			}
+		}
+		tools = append(tools, c)
+	}
+	s.base.Tools = tools
 	return nil
 }
 

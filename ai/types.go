@@ -79,6 +79,10 @@ type Outcome struct {
 	// message, the tool rounds and the final answer. A caller that keeps
 	// history itself (Turn.History) appends these.
 	Messages []llm.Message
+	// Pending are the calls of Turn.ClientTools that ended the turn, for
+	// the caller to run (FinishReason is llm.FinishToolCalls). Message is
+	// the assistant message that made them.
+	Pending []llm.ToolCall
 }
 
 // Result is a typed call's value with the turn's [Outcome]: declare a

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 	"net/http"
@@ -297,5 +298,38 @@ func TestShutdownEndsStreams(t *testing.T) {
 	frames := <-done
 	if last := frames[len(frames)-1]; last.Event != "error" || last.Data["code"] != CodeUnavailable {
 		t.Fatalf("last frame = %+v", last)
+	}
+}
+
+// TestFailedTurnKeepsToolRounds: a turn that fails after a finished tool
+// round keeps the user's message and the round, as the library does.
+func TestFailedTurnKeepsToolRounds(t *testing.T) {
+	var target string
+	m := scripted.New(scripted.Rule{Respond: func(req *llm.Request) (*llm.Response, error) {
+		if req.Messages[0].Text() == "Helper rules." {
+			return &llm.Response{Message: llm.AssistantMessage("helped")}, nil
+		}
+		if req.Messages[len(req.Messages)-1].Role == llm.RoleTool {
+			return nil, errors.New("upstream down")
+		}
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "d1", Name: target, Arguments: `{"query":"help"}`}}},
+			FinishReason: llm.FinishToolCalls}, nil
+	}})
+	e := newEnv(t, m)
+	helper := e.createAgent(e.admin, map[string]any{"name": "helper", "system_prompt": "Helper rules."})
+	target = delegateToolName(helper.ID)
+	boss := e.createAgent(e.admin, map[string]any{"name": "boss", "delegate_agent_ids": []string{helper.ID}})
+	resp := e.do(e.admin, "POST", "/v1/agents/"+boss.ID+"/chat", map[string]any{"query": "do it"}, nil)
+	e.wantError(resp, http.StatusBadGateway, "model_error")
+	var sessions []api.Session
+	e.do(e.admin, "GET", "/v1/sessions?agent_id="+boss.ID, nil, &sessions)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions = %+v", sessions)
+	}
+	var stored []api.Message
+	e.do(e.admin, "GET", "/v1/sessions/"+sessions[0].ID+"/messages", nil, &stored)
+	if len(stored) != 3 || stored[0].Content != "do it" || len(stored[1].ToolCalls) != 1 || stored[1].ToolCalls[0].ID != "d1" ||
+		stored[2].Role != "tool" || stored[2].Content != "helped" {
+		t.Fatalf("stored = %+v, want the user message and the finished tool round", stored)
 	}
 }

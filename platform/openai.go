@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/turn"
+	"github.com/weftlabs/weft/tool/toolname"
 )
 
 // The OpenAI-compatible face of the platform: agents appear as models, and
@@ -30,7 +31,11 @@ import (
 // Sampling parameters, response_format and user are honoured; what is not
 // implemented is listed in api.UnsupportedCompletionFields and refused or
 // ignored as it says, never misread. The agent's tools and retrieval run
-// server-side; client-declared tools are refused (400, param "tools").
+// server-side. Tools the client declares (tools) are offered to the model
+// beside the agent's: when the model calls one, the answer carries the
+// calls (tool_calls, finish_reason "tool_calls") and the client's tool
+// messages continue the turn — as the request's last messages, after the
+// assistant message that made the calls (or alone, with X-Weft-Session).
 
 // openaiModels: GET /v1/models lists the tenant's agents as models.
 func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +70,11 @@ func badParam(param, format string, args ...any) *apiError {
 
 // openaiTurn is a completion request read into a turn.
 type openaiTurn struct {
-	query   string
+	query string
+	// results are the client's tool results that continue a turn;
+	// tools the client's tools.
+	results []llm.Message
+	tools   []llm.ToolSpec
 	parts   []llm.Part
 	history []llm.Message
 	system  string
@@ -98,18 +107,43 @@ func readCompletion(req *api.ChatCompletionRequest, stateful bool) (openaiTurn, 
 		return t, badParam("audio", "answers are text only")
 	case len(req.Prediction) > 0 && string(req.Prediction) != "null":
 		return t, badParam("prediction", "predicted outputs are not supported")
-	case len(req.Tools) > 0:
-		return t, badParam("tools", "client-side tools are not supported: the agent's own tools run server-side")
 	}
 	for _, m := range req.Modalities {
 		if m != "text" {
 			return t, badParam("modalities", "answers are text only")
 		}
 	}
-	if len(req.ToolChoice) > 0 {
+	offer := true
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
 		var mode string
 		if json.Unmarshal(req.ToolChoice, &mode) != nil || (mode != "auto" && mode != "none") {
-			return t, badParam("tool_choice", `only "auto" and "none" are supported`)
+			return t, badParam("tool_choice", `only "auto" and "none" are supported (the agent decides when to call tools)`)
+		}
+		offer = mode == "auto"
+	}
+	seen := map[string]bool{}
+	for i, ct := range req.Tools {
+		param := fmt.Sprintf("tools[%d]", i)
+		if ct.Type != "function" {
+			return t, badParam(param+".type", "want \"function\", not %q", ct.Type)
+		}
+		f := ct.Function
+		if f.Name == "" || toolname.Sanitize(f.Name) != f.Name {
+			return t, badParam(param+".function.name", "%q is not a tool name (letters, digits, _ and -, at most 64)", f.Name)
+		}
+		if seen[f.Name] {
+			return t, badParam(param+".function.name", "two tools are named %q", f.Name)
+		}
+		seen[f.Name] = true
+		params := f.Parameters
+		var obj map[string]any
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		} else if json.Unmarshal(params, &obj) != nil {
+			return t, badParam(param+".function.parameters", "want a JSON Schema object")
+		}
+		if offer {
+			t.tools = append(t.tools, llm.ToolSpec{Name: f.Name, Description: f.Description, Parameters: params})
 		}
 	}
 
@@ -167,9 +201,9 @@ func readCompletion(req *api.ChatCompletionRequest, stateful bool) (openaiTurn, 
 	switch last.Role {
 	case "user":
 	case "tool":
-		return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", len(msgs)-1), "no tool call %q is waiting for a result (client-side tools are not supported)", last.ToolCallID)
+		return readToolResults(t, msgs, stateful)
 	default:
-		return t, badParam(fmt.Sprintf("messages[%d].role", len(msgs)-1), "the last message must be from the user, not %q", last.Role)
+		return t, badParam(fmt.Sprintf("messages[%d].role", len(msgs)-1), "the last message must be from the user or a tool, not %q", last.Role)
 	}
 	// The new messages: the user messages after the last assistant message.
 	first := len(msgs) - 1
@@ -206,9 +240,59 @@ func readCompletion(req *api.ChatCompletionRequest, stateful bool) (openaiTurn, 
 	}
 
 	// Stateless: the earlier messages are the conversation.
+	return readHistory(t, msgs[:first])
+}
+
+// readToolResults reads a request that ends with tool messages: the
+// client's results of the tool calls a turn ended with, which continue it.
+func readToolResults(t openaiTurn, msgs []api.ChatMessage, stateful bool) (openaiTurn, *apiError) {
+	first := len(msgs) - 1
+	for first > 0 && msgs[first-1].Role == "tool" {
+		first--
+	}
+	seen := map[string]bool{}
+	for i := first; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.ToolCallID == "" {
+			return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", i), "required on a tool message")
+		}
+		if seen[m.ToolCallID] {
+			return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", i), "two results for the tool call %q", m.ToolCallID)
+		}
+		seen[m.ToolCallID] = true
+		text, parts, e := messageContent(m, i)
+		if e != nil {
+			return t, e
+		}
+		if parts != nil {
+			return t, badParam(fmt.Sprintf("messages[%d].content", i), "a tool result is text")
+		}
+		t.results = append(t.results, llm.ToolResultMessage(m.ToolCallID, m.Name, text, false))
+	}
+	if stateful {
+		return t, nil
+	}
+	if first == 0 || msgs[first-1].Role != "assistant" || len(msgs[first-1].ToolCalls) == 0 {
+		return t, badParam(fmt.Sprintf("messages[%d]", first), "tool results must follow the assistant message that called the tools")
+	}
+	calls := map[string]bool{}
+	for _, c := range msgs[first-1].ToolCalls {
+		calls[c.ID] = true
+	}
+	for i := first; i < len(msgs); i++ {
+		if !calls[msgs[i].ToolCallID] {
+			return t, badParam(fmt.Sprintf("messages[%d].tool_call_id", i), "the assistant message before made no tool call %q", msgs[i].ToolCallID)
+		}
+	}
+	return readHistory(t, msgs[:first])
+}
+
+// readHistory reads a stateless request's conversation before its new
+// messages.
+func readHistory(t openaiTurn, msgs []api.ChatMessage) (openaiTurn, *apiError) {
 	var system []string
 	calls := map[string]bool{}
-	for i, m := range msgs[:first] {
+	for i, m := range msgs {
 		text, parts, e := messageContent(m, i)
 		if e != nil {
 			return t, e
@@ -353,12 +437,17 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	userMsg := llm.UserMessage(ot.query)
-	if ot.parts != nil {
+	var userMsg llm.Message
+	switch {
+	case ot.results != nil:
+	case ot.parts != nil:
 		userMsg = llm.UserParts(ot.parts...)
+	default:
+		userMsg = llm.UserMessage(ot.query)
 	}
 	events := s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: sessionID, Stateless: sessionID == "",
-		History: ot.history, System: ot.system, Message: userMsg, User: req.User, Params: ot.params, Output: ot.output})
+		History: ot.history, System: ot.system, Message: userMsg, ToolResults: ot.results, ClientTools: ot.tools,
+		User: req.User, Params: ot.params, Output: ot.output})
 	fail := func(err error) {
 		e := turnAPIError(err)
 		if e.Param == "session_id" {
@@ -383,10 +472,17 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 				ans = ev.Answer
 			}
 		}
-		content := ans.Answer
+		msg := api.AnswerMessage{Role: "assistant", Content: &ans.Answer}
+		finish := "stop"
+		if len(ans.Pending) > 0 {
+			finish = "tool_calls"
+			msg.ToolCalls = chatToolCalls(ans.Pending, false)
+			if ans.Answer == "" {
+				msg.Content = nil
+			}
+		}
 		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: agent.Name,
-			Choices: []api.ChatChoice{{Message: api.AnswerMessage{Role: "assistant", Content: &content}, FinishReason: "stop"}},
-			Usage:   ans.Usage})
+			Choices: []api.ChatChoice{{Message: msg, FinishReason: finish}}, Usage: ans.Usage})
 		return
 	}
 	// The stream starts with the first piece of answer, so that a turn that
@@ -435,6 +531,10 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		case turn.Completed:
 			start()
 			stopReason := "stop"
+			if len(ev.Answer.Pending) > 0 {
+				stopReason = "tool_calls"
+				chunk(api.ChunkDelta{ToolCalls: chatToolCalls(ev.Answer.Pending, true)}, nil)
+			}
 			chunk(api.ChunkDelta{}, &stopReason)
 			if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 				sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: agent.Name,
@@ -443,6 +543,19 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			sw.raw([]byte("data: [DONE]\n\n"))
 		}
 	}
+}
+
+// chatToolCalls are calls of the client's tools in OpenAI's shape; indexed
+// for a stream chunk.
+func chatToolCalls(calls []llm.ToolCall, indexed bool) []api.ChatToolCall {
+	out := make([]api.ChatToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = api.ChatToolCall{ID: c.ID, Type: "function", Function: api.ChatFunctionCall{Name: c.Name, Arguments: c.Arguments}}
+		if indexed {
+			out[i].Index = &i
+		}
+	}
+	return out
 }
 
 // openAIErrorBody is e in OpenAI's error shape, which also carries the

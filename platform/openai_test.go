@@ -112,7 +112,15 @@ func TestOpenAIFidelity(t *testing.T) {
 			{"role": "tool", "tool_call_id": "c2", "content": "x"}, {"role": "user", "content": "and?"}}}},
 		{"image to a text model", "messages[0].content[1]", map[string]any{"model": "echo", "messages": []map[string]any{
 			{"role": "user", "content": []map[string]any{{"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}}}}}},
-		{"client tools", "tools", map[string]any{"model": "echo", "messages": msgs, "tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "f"}}}}},
+		{"bad tool name", "tools[0].function.name", map[string]any{"model": "echo", "messages": msgs, "tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "a b"}}}}},
+		{"two tools named alike", "tools[1].function.name", map[string]any{"model": "echo", "messages": msgs, "tools": []map[string]any{
+			{"type": "function", "function": map[string]any{"name": "f"}}, {"type": "function", "function": map[string]any{"name": "f"}}}}},
+		{"forced tool", "tool_choice", map[string]any{"model": "echo", "messages": msgs, "tool_choice": "required"}},
+		{"tool result after a user message", "messages[1]", map[string]any{"model": "echo", "messages": []map[string]any{
+			{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "x"}}}},
+		{"result of an unknown call", "messages[1].tool_call_id", map[string]any{"model": "echo", "messages": []map[string]any{
+			{"role": "assistant", "content": nil, "tool_calls": []map[string]any{{"id": "c1", "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}},
+			{"role": "tool", "tool_call_id": "c9", "content": "x"}}}},
 		{"logprobs", "logprobs", map[string]any{"model": "echo", "messages": msgs, "logprobs": true}},
 		{"bad format", "response_format.type", map[string]any{"model": "echo", "messages": msgs, "response_format": map[string]any{"type": "xml"}}},
 		{"unknown model", "model", map[string]any{"model": "nosuch", "messages": msgs}},
@@ -144,5 +152,102 @@ func TestOpenAIHistoryWindowed(t *testing.T) {
 	m := e.model.Requests()[0].Messages
 	if len(m) >= len(msgs) || len(m) < 3 || m[len(m)-1].Text() != "last" || m[len(m)-2].Text() != "ok 39" {
 		t.Fatalf("the model saw %d messages, ending %+v", len(m), m[len(m)-2:])
+	}
+}
+
+// clientToolModel calls the client's get_time tool when the user asks, and
+// answers with the tool's result once it is back.
+func clientToolModel() *scripted.Model {
+	return scripted.New(scripted.Rule{Respond: func(req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == llm.RoleTool {
+			return &llm.Response{Message: llm.AssistantMessage("It is " + last.Text() + ".")}, nil
+		}
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_time", Arguments: `{"tz":"UTC"}`}}},
+			FinishReason: llm.FinishToolCalls}, nil
+	}})
+}
+
+// TestOpenAIClientTools: a call of a tool the client declared ends the
+// answer with tool_calls; the client's tool message continues the turn,
+// sent with the whole conversation or alone in the stored session.
+func TestOpenAIClientTools(t *testing.T) {
+	e := newEnv(t, clientToolModel())
+	e.createAgent(e.admin, map[string]any{"name": "clock"})
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "get_time", "description": "The time.",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"tz": map[string]any{"type": "string"}}}}}}
+	ask := map[string]any{"role": "user", "content": "What time is it?"}
+
+	var out api.ChatCompletion
+	resp := e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "messages": []any{ask}, "tools": tools}, &out)
+	sess := resp.Header.Get("X-Weft-Session")
+	if resp.StatusCode != http.StatusOK || out.Choices[0].FinishReason != "tool_calls" || out.Choices[0].Message.Content != nil {
+		t.Fatalf("tool call answer: %d %+v", resp.StatusCode, out)
+	}
+	calls := out.Choices[0].Message.ToolCalls
+	if len(calls) != 1 || calls[0].ID != "call_1" || calls[0].Type != "function" || calls[0].Function.Name != "get_time" || calls[0].Function.Arguments != `{"tz":"UTC"}` {
+		t.Fatalf("tool_calls = %+v", calls)
+	}
+	offered := e.model.Requests()[0].Tools
+	if len(offered) != 1 || offered[0].Name != "get_time" || !strings.Contains(string(offered[0].Parameters), `"tz"`) {
+		t.Fatalf("the model was offered %+v", offered)
+	}
+
+	// Stateless: the conversation with the call and its result.
+	assistant := map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{
+		{"id": "call_1", "type": "function", "function": map[string]any{"name": "get_time", "arguments": `{"tz":"UTC"}`}}}}
+	result := map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "12:00"}
+	out = api.ChatCompletion{}
+	e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "messages": []any{ask, assistant, result}, "tools": tools}, &out)
+	if out.Choices[0].FinishReason != "stop" || out.Choices[0].Message.Content == nil || *out.Choices[0].Message.Content != "It is 12:00." {
+		t.Fatalf("continued answer: %+v", out)
+	}
+	sent := e.model.Requests()[1].Messages
+	if len(sent) != 3 || len(sent[1].ToolCalls) != 1 || sent[2].Role != llm.RoleTool || sent[2].ToolCallID != "call_1" {
+		t.Fatalf("the continuation sent %+v", sent)
+	}
+
+	// Stateful: only the result, in the first call's session.
+	out = api.ChatCompletion{}
+	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "messages": []any{result}, "tools": tools}, &out, "X-Weft-Session", sess)
+	if resp.StatusCode != http.StatusOK || *out.Choices[0].Message.Content != "It is 12:00." {
+		t.Fatalf("stateful continuation: %d %+v", resp.StatusCode, out)
+	}
+	var stored []api.Message
+	e.do(e.admin, "GET", "/v1/sessions/"+sess+"/messages", nil, &stored)
+	var roles []string
+	for _, m := range stored {
+		roles = append(roles, m.Role)
+	}
+	if strings.Join(roles, ",") != "user,assistant,tool,assistant" || stored[1].ToolCalls[0].Name != "get_time" || stored[2].Content != "12:00" {
+		t.Fatalf("stored session: %+v", stored)
+	}
+	// The call has its result now: another one is a 400.
+	var eb api.OpenAIError
+	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "messages": []any{result}, "tools": tools}, &eb, "X-Weft-Session", sess)
+	if resp.StatusCode != http.StatusBadRequest || eb.Error.Param == nil || *eb.Error.Param != "tool_call_id" {
+		t.Fatalf("a result for an answered call: %d %+v", resp.StatusCode, eb)
+	}
+
+	// Streamed: the calls in one chunk, then finish_reason tool_calls.
+	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "stream": true, "messages": []any{ask}, "tools": tools}, nil)
+	b := body(resp)
+	if !strings.Contains(b, `"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"UTC\"}"}}]`) ||
+		!strings.Contains(b, `"finish_reason":"tool_calls"`) || !strings.HasSuffix(b, "data: [DONE]\n\n") {
+		t.Fatalf("stream: %s", b)
+	}
+}
+
+// TestOpenAIClientToolClash: a client tool named like one of the agent's
+// tools is a 400 naming tools.
+func TestOpenAIClientToolClash(t *testing.T) {
+	e := newEnv(t, clientToolModel())
+	helper := e.createAgent(e.admin, map[string]any{"name": "helper"})
+	e.createAgent(e.admin, map[string]any{"name": "boss", "delegate_agent_ids": []string{helper.ID}})
+	var eb api.OpenAIError
+	resp := e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "boss", "messages": []any{map[string]any{"role": "user", "content": "hi"}},
+		"tools": []map[string]any{{"type": "function", "function": map[string]any{"name": delegateToolName(helper.ID)}}}}, &eb)
+	if resp.StatusCode != http.StatusBadRequest || eb.Error.Param == nil || *eb.Error.Param != "tools" {
+		t.Fatalf("clash: %d %+v", resp.StatusCode, eb)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/turn"
+	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tokens"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/toolname"
@@ -133,6 +135,16 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		return nil, fail(CodeInternal, asAPIError(err), false)
 	}
 	counter := tokens.ForModel(model.Name())
+	for _, c := range in.clientTools {
+		for _, own := range eng.specs {
+			if own.Name == c.Name {
+				return nil, fail(CodeInvalidRequest, badParam("tools", "the agent has a tool named %q; rename the client's tool", c.Name), false)
+			}
+		}
+	}
+	// A turn continues after the client's tool results, or starts with the
+	// user's message.
+	cont := len(in.toolResults) > 0
 	userMsg := in.message
 	if in.user != "" {
 		// Providers accept message names like tool names.
@@ -140,14 +152,20 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	}
 
 	// Retrieval first: the window must leave room for what it brings.
-	rstart := time.Now()
-	aug, frags, recalled, rerr := s.recall(ctx, agent, in, userMsg)
-	if recalled {
-		obs.retrieval(rstart, frags, rerr)
-	}
-	if len(frags) > 0 {
-		if err := in.sink(turn.Event{Kind: turn.Retrieval, Fragments: frags}); err != nil {
-			return nil, fail(CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), false)
+	aug := rag.Augmentation{Message: userMsg}
+	var frags []api.RagFragment
+	if !cont {
+		rstart := time.Now()
+		var recalled bool
+		var rerr error
+		aug, frags, recalled, rerr = s.recall(ctx, agent, in, userMsg)
+		if recalled {
+			obs.retrieval(rstart, frags, rerr)
+		}
+		if len(frags) > 0 {
+			if err := in.sink(turn.Event{Kind: turn.Retrieval, Fragments: frags}); err != nil {
+				return nil, fail(CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), false)
+			}
 		}
 	}
 
@@ -158,7 +176,21 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		}
 		system += in.system
 	}
-	fixed := tokens.ReplyOverhead + tokens.MessageTokens(counter, aug.Message) + eng.toolTokens(counter)
+	fixed := tokens.ReplyOverhead + eng.toolTokens(counter)
+	for _, c := range in.clientTools {
+		fixed += tokens.ToolTokens(counter, c)
+	}
+	var newRecs []memory.Record
+	if cont {
+		for i, m := range in.toolResults {
+			n := tokens.MessageTokens(counter, m)
+			fixed += n
+			newRecs = append(newRecs, memory.Record{ID: in.answerID + "-r" + strconv.Itoa(i), Message: m, Tokens: n})
+		}
+	} else {
+		fixed += tokens.MessageTokens(counter, aug.Message)
+		newRecs = append(newRecs, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)})
+	}
 	if system != "" {
 		fixed += tokens.MessageTokens(counter, llm.SystemMessage(system))
 	}
@@ -181,16 +213,23 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		}
 		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
-	history := make([]llm.Message, 0, len(window))
+	history := make([]llm.Message, 0, len(window)+len(in.toolResults))
 	for _, rec := range window {
 		if rec.Message.Role != llm.RoleSystem {
 			history = append(history, rec.Message)
 		}
 	}
+	if cont {
+		if e := checkToolResults(history, in.toolResults); e != nil {
+			return nil, fail(CodeInvalidRequest, e, false)
+		}
+		history = append(history, in.toolResults...)
+		aug.Message = llm.Message{}
+	}
 
-	// The user's message is stored before the model is called: a failed
-	// turn keeps it.
-	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+	// The user's message (or the client's tool results) is stored before
+	// the model is called: a failed turn keeps it.
+	if _, err := s.sessions.Append(ctx, key, newRecs...); err != nil {
 		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 
@@ -199,12 +238,12 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	if ans.RagFragments == nil {
 		ans.RagFragments = []api.RagFragment{}
 	}
-	var text strings.Builder
+	var rounds roundLog
 	var usage llm.Usage
 	var out *ai.Outcome
 	var runErr error
 	firstToken := true
-	at := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output}
+	at := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output, ClientTools: in.clientTools}
 	for ev, err := range eng.run(ctx, at) {
 		if err != nil {
 			runErr = err
@@ -217,14 +256,16 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 				firstToken = false
 				s.metrics.firstToken.Observe(time.Since(start).Seconds())
 			}
-			text.WriteString(ev.Text)
+			rounds.text.WriteString(ev.Text)
 			serr = in.sink(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
 		case ai.EventToolCall:
 			obs.toolCall(ev.ToolCall.ID)
+			rounds.call(ev.ToolCall)
 			serr = in.sink(turn.Event{Kind: turn.ToolCall, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: argumentsJSON(ev.ToolCall.Arguments)}})
 		case ai.EventToolResult:
 			x := ev.Execution
 			obs.toolResult(x.Call.ID, x.Call.Name, argumentsJSON(x.Call.Arguments), !x.IsError, x.Content)
+			rounds.result(x)
 			serr = in.sink(turn.Event{Kind: turn.ToolResult, Tool: toolOutcome(x)})
 		case ai.EventUsage:
 			usage = usage.Add(ev.Usage)
@@ -242,10 +283,16 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		runErr = errors.New("turn ended without an outcome")
 	}
 	if runErr != nil {
-		partial := text.Len() > 0
+		// What the turn completed is kept, as the library keeps it: the
+		// finished tool rounds, then the text said since, marked partial.
+		recs := rounds.records(counter)
+		partial := rounds.text.Len() > 0
 		if partial {
-			msg := llm.AssistantMessage(text.String())
-			if _, err := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); err != nil {
+			msg := llm.AssistantMessage(rounds.text.String())
+			recs = append(recs, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true})
+		}
+		if len(recs) > 0 {
+			if _, err := s.sessions.Append(persistCtx, key, recs...); err != nil {
 				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", err)
 			}
 		}
@@ -254,7 +301,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		code, e, partial := s.classifyTurnError(ctx, runErr, model.Name())
 		outcome = code
 		obs.finish(code, usage, e.Message)
-		return nil, &turnError{api: e, partial: partial}
+		return nil, &turnError{api: e, partial: partial || len(recs) > 0}
 	}
 
 	// The answer, with the tool rounds that led to it.
@@ -263,9 +310,15 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	if len(newMsgs) > 0 && newMsgs[0].Role == llm.RoleUser {
 		newMsgs = newMsgs[1:]
 	}
+	last := -1 // the answer: the last assistant message
+	for i, m := range newMsgs {
+		if m.Role == llm.RoleAssistant {
+			last = i
+		}
+	}
 	for i, m := range newMsgs {
 		id := ""
-		if i == len(newMsgs)-1 && m.Role == llm.RoleAssistant {
+		if i == last {
 			id = in.answerID
 		}
 		recs = append(recs, memory.Record{ID: id, Message: m, Tokens: tokens.MessageTokens(counter, m)})
@@ -279,6 +332,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	s.recordUsage(model.Name(), out.Usage)
 
 	ans.Answer = out.Text
+	ans.Pending = out.Pending
 	for i := range out.ToolExecutions {
 		x := &out.ToolExecutions[i]
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
@@ -316,6 +370,78 @@ func (s *Server) classifyTurnError(ctx context.Context, err error, model string)
 	s.metrics.modelErrors.WithLabelValues(model).Inc()
 	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
 	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+}
+
+// roundLog rebuilds a turn's finished tool rounds from its events, so that
+// a failed turn stores them: text is what the model said since the last
+// finished round.
+type roundLog struct {
+	text    strings.Builder
+	cur     []llm.Message // the round in progress: its assistant message, then results
+	waiting int
+	done    []llm.Message
+}
+
+func (r *roundLog) call(c llm.ToolCall) {
+	if len(r.cur) == 0 {
+		m := llm.Message{Role: llm.RoleAssistant}
+		if r.text.Len() > 0 {
+			m = llm.AssistantMessage(r.text.String())
+			r.text.Reset()
+		}
+		r.cur = append(r.cur, m)
+	}
+	r.cur[0].ToolCalls = append(r.cur[0].ToolCalls, c)
+	r.waiting++
+}
+
+func (r *roundLog) result(x *tool.Execution) {
+	if len(r.cur) == 0 {
+		return
+	}
+	r.cur = append(r.cur, x.Message())
+	if r.waiting--; r.waiting == 0 {
+		r.done = append(r.done, r.cur...)
+		r.cur = r.cur[:0:0]
+	}
+}
+
+// records are the finished rounds as session records.
+func (r *roundLog) records(c tokens.Counter) []memory.Record {
+	recs := make([]memory.Record, 0, len(r.done)+1)
+	for _, m := range r.done {
+		recs = append(recs, memory.Record{Message: m, Tokens: tokens.MessageTokens(c, m)})
+	}
+	return recs
+}
+
+// checkToolResults checks the client's tool results against the calls
+// waiting for them: those of the conversation's last assistant message
+// that no result follows yet. Each must get exactly one.
+func checkToolResults(history []llm.Message, results []llm.Message) *apiError {
+	waiting := map[string]bool{}
+	for i := len(history) - 1; i >= 0; i-- {
+		m := history[i]
+		if m.Role == llm.RoleAssistant {
+			for _, c := range m.ToolCalls {
+				waiting[c.ID] = true
+			}
+			for _, r := range history[i+1:] {
+				delete(waiting, r.ToolCallID)
+			}
+			break
+		}
+	}
+	for _, r := range results {
+		if !waiting[r.ToolCallID] {
+			return badParam("tool_call_id", "no tool call %q is waiting for a result", r.ToolCallID)
+		}
+		delete(waiting, r.ToolCallID)
+	}
+	for id := range waiting {
+		return badParam("messages", "the tool call %q has no result", id)
+	}
+	return nil
 }
 
 // toolOutcome is a tool execution in the API's terms.

@@ -15,7 +15,9 @@ import (
 // TestOpenAINodeClient runs the official OpenAI Node client (pinned in
 // testdata/openai-node) against the OpenAI-compatible endpoint: model list,
 // a blocking completion, a streamed one with usage, the SDK's stream
-// helper, an API error, and session continuity through X-Weft-Session.
+// helper, an API error, session continuity through X-Weft-Session, a
+// conversation sent as history, a structured answer and a client-side tool
+// round trip (blocking, and streamed through the SDK's helper).
 // It needs `npm ci` in that folder; .ci/run does it and sets
 // WEFT_TEST_NODE=1, which turns the skip into a failure.
 func TestOpenAINodeClient(t *testing.T) {
@@ -39,6 +41,9 @@ func TestOpenAINodeClient(t *testing.T) {
 		llmtest.Turn{Text: "Madrid.", Chunks: 2},
 		llmtest.Reply("Your name is Ada."),
 		llmtest.Reply(`{"city":"Paris"}`),
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+		llmtest.Reply("It is 21 °C in Paris."),
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_r", Name: "get_weather", Arguments: `{"city":"Rome"}`}}, ArgChunks: 3},
 	)
 	t.Cleanup(up.Close)
 	url, key := inProcess(t, up)
@@ -93,6 +98,20 @@ func TestOpenAINodeClient(t *testing.T) {
 			Param  string `json:"param"`
 			Type   string `json:"type"`
 		} `json:"n_error"`
+		Tools struct {
+			FinishFirst  string  `json:"finish_first"`
+			ContentFirst *string `json:"content_first"`
+			ID           string  `json:"id"`
+			Name         string  `json:"name"`
+			Arguments    string  `json:"arguments"`
+			Text         string  `json:"text"`
+			Finish       string  `json:"finish"`
+		} `json:"tools"`
+		ToolsStream struct {
+			Finish    string `json:"finish"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"tools_stream"`
 		Error *struct {
 			Status     int    `json:"status"`
 			Code       string `json:"code"`
@@ -128,8 +147,8 @@ func TestOpenAINodeClient(t *testing.T) {
 	// The session carried history to the model: the third request holds
 	// the two earlier turns.
 	reqs := up.Requests()
-	if len(reqs) != 5 {
-		t.Fatalf("%d upstream requests, want 5", len(reqs))
+	if len(reqs) != 8 {
+		t.Fatalf("%d upstream requests, want 8", len(reqs))
 	}
 	var roles []string
 	for _, m := range reqs[2].Messages {
@@ -176,6 +195,36 @@ func TestOpenAINodeClient(t *testing.T) {
 	}
 	if got.NError == nil || got.NError.Status != 400 || got.NError.Param != "n" || got.NError.Type != "invalid_request_error" {
 		t.Errorf("n=2 error = %+v", got.NError)
+	}
+
+	// The client's tool: called, answered by the client's tool message,
+	// and the same call streamed.
+	tc := got.Tools
+	if tc.FinishFirst != "tool_calls" || tc.ContentFirst != nil || tc.ID != "call_w" || tc.Name != "get_weather" || tc.Arguments != `{"city":"Paris"}` ||
+		tc.Text != "It is 21 °C in Paris." || tc.Finish != "stop" {
+		t.Errorf("client tool round trip = %+v", tc)
+	}
+	var offered struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(reqs[5].Body, &offered)
+	if len(offered.Tools) != 1 || offered.Tools[0].Function.Name != "get_weather" {
+		t.Errorf("tools offered upstream: %s", reqs[5].Body)
+	}
+	roles = nil
+	for _, m := range reqs[6].Messages {
+		roles = append(roles, m.Role+":"+m.Text()+":"+m.ToolCallID)
+	}
+	want = []string{"system:Answer geography questions.:", "user:Weather in Paris?:", "assistant::", `tool:{"temp_c":21}:call_w`}
+	if mustJSON(roles) != mustJSON(want) {
+		t.Errorf("tool result request = %v\nwant %v", roles, want)
+	}
+	if ts := got.ToolsStream; ts.Finish != "tool_calls" || ts.Name != "get_weather" || ts.Arguments != `{"city":"Rome"}` {
+		t.Errorf("streamed client tool call = %+v", ts)
 	}
 
 	msgs, err := c.Messages(t.Context(), b.Session)

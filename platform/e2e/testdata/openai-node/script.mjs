@@ -115,4 +115,43 @@ try {
   out.n_error = { status: e.status, param: e.param ?? null, type: e.type ?? null };
 }
 
+// A client-side tool round trip, as the SDK's users write it: the answer's
+// tool_calls, the client's tool message, the final answer.
+const tools = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
+];
+const conv = [{ role: "user", content: "Weather in Paris?" }];
+const asked = await client.chat.completions.create({ model, messages: conv, tools });
+const call = asked.choices[0].message;
+conv.push(call);
+for (const tc of call.tool_calls ?? []) {
+  conv.push({ role: "tool", tool_call_id: tc.id, content: JSON.stringify({ temp_c: 21 }) });
+}
+const answered = await client.chat.completions.create({ model, messages: conv, tools });
+out.tools = {
+  finish_first: asked.choices[0].finish_reason,
+  content_first: call.content,
+  id: call.tool_calls?.[0]?.id ?? null,
+  name: call.tool_calls?.[0]?.function.name ?? null,
+  arguments: call.tool_calls?.[0]?.function.arguments ?? null,
+  text: answered.choices[0].message.content,
+  finish: answered.choices[0].finish_reason,
+};
+
+// The same call streamed, accumulated by the SDK's helper.
+const toolStream = client.chat.completions.stream({ model, messages: [{ role: "user", content: "Weather in Rome?" }], tools });
+const streamedCall = await toolStream.finalChatCompletion();
+out.tools_stream = {
+  finish: streamedCall.choices[0].finish_reason,
+  name: streamedCall.choices[0].message.tool_calls?.[0]?.function.name ?? null,
+  arguments: streamedCall.choices[0].message.tool_calls?.[0]?.function.arguments ?? null,
+};
+
 process.stdout.write(JSON.stringify(out) + "\n");
