@@ -114,17 +114,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	}
 	persistCtx := context.WithoutCancel(ctx)
 	if err != nil {
-		if text.Len() > 0 {
-			msg := llm.AssistantMessage(red.Redact(text.String()))
-			if _, perr := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true}); perr != nil {
-				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", perr)
-			}
-		}
-		s.touch(persistCtx, in.session)
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-			return nil, &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: text.Len() > 0}
-		}
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "remote agent %q at %s: %v", in.agent.Name, in.agent.Remote.URL, red.RedactError(err)), partial: text.Len() > 0}
+		return nil, s.failRemoteTurn(ctx, in, red.Redact(text.String()), "remote agent", red.RedactError(err))
 	}
 	var out []memory.Record
 	if ans.SessionID != "" && ans.SessionID != remoteSession {
@@ -142,4 +132,23 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	s.touch(persistCtx, in.session)
 	return &api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: ans.Answer, RagFragments: []api.RagFragment{},
 		ToolCalls: []api.ToolCallOutcome{}, Usage: ans.Usage, LatencyMS: time.Since(start).Milliseconds(), Model: "remote:" + in.agent.Remote.URL}, nil
+}
+
+// failRemoteTurn ends a failed remote turn (Weft or A2A): the text
+// streamed so far is stored as a partial answer, and the failure mapped to
+// the API's error. partial and err are already redacted.
+func (s *Server) failRemoteTurn(ctx context.Context, in turnInput, partial, what string, err error) *turnError {
+	persistCtx := context.WithoutCancel(ctx)
+	if partial != "" {
+		msg := llm.AssistantMessage(partial)
+		rec := memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(tokens.Estimator{}, msg), Partial: true}
+		if _, perr := s.sessions.Append(persistCtx, sessionKey(in.session), rec); perr != nil {
+			s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", perr)
+		}
+	}
+	s.touch(persistCtx, in.session)
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: partial != ""}
+	}
+	return &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%s %q at %s: %v", what, in.agent.Name, in.agent.Remote.URL, err), partial: partial != ""}
 }

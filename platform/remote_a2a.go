@@ -141,17 +141,7 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 			c.Cancel(cctx, taskID)
 			cancel()
 		}
-		if streamed.Len() > 0 {
-			m := llm.AssistantMessage(red.Redact(streamed.String()))
-			if _, perr := s.sessions.Append(persistCtx, key, memory.Record{ID: in.answerID, Message: m, Tokens: tokens.MessageTokens(counter, m), Partial: true}); perr != nil {
-				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", perr)
-			}
-		}
-		s.touch(persistCtx, in.session)
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-			return nil, &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: streamed.Len() > 0}
-		}
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "remote A2A agent %q at %s: %v", in.agent.Name, in.agent.Remote.URL, red.RedactError(err)), partial: streamed.Len() > 0}
+		return nil, s.failRemoteTurn(ctx, in, red.Redact(streamed.String()), "remote A2A agent", red.RedactError(err))
 	}
 	var out []memory.Record
 	if contextID != "" && contextID != remoteContext {
