@@ -53,13 +53,20 @@ type textArg struct {
 // HTTP on loopback.
 func newMCPServer(t *testing.T) (*mcp.Server, string) {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "cli-test", Version: "1"}, nil)
+	// No tools/list_changed notifications: the platform would apply them in
+	// the background, racing the manual refresh that the tests check (the
+	// platform's own tests cover list_changed).
+	s := mcp.NewServer(&mcp.Implementation{Name: "cli-test", Version: "1"},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the text."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in textArg) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(hs.Close)
+	// The platform keeps an MCP session open (its standalone SSE stream
+	// listens for tools/list_changed) until the platform closes, which is
+	// after this cleanup: drop the connections, or Close waits for them.
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	return s, hs.URL
 }
 
