@@ -88,7 +88,7 @@ func (s *Store) unlock(lock, token, owners string, owned bool) {
 		return nil
 	})
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		_ = unlockScript.Run(ctx, s.client, []string{lock}, token).Err() // loads the script
+		_ = unlockScript.Eval(ctx, s.client, []string{lock}, token).Err() // loads the script
 	}
 	s.wakeups.Wake(lock)
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -110,13 +111,21 @@ func TestScaleOut(t *testing.T) {
 		t.Fatalf("B sent %v\nwant %v", got, want)
 	}
 
-	// An update through A is seen by B at once: B has the agent cached
-	// (it just served it), and Redis carries the invalidation.
+	// An update through A reaches B's cache through Redis: B has the
+	// agent cached (it just served it) for 30 s, and the invalidation is a
+	// pub/sub message, so B sees version 2 as soon as it arrives — well
+	// within the 5 s waited here, far short of the cache's TTL.
 	if _, err := ca.UpdateAgent(ctx, a.ID, client.Agent{SystemPrompt: "version 2"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := cb.GetAgent(ctx, a.ID); err != nil || got.SystemPrompt != "version 2" {
-		t.Fatalf("B after the update on A: %+v, %v", got, err)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got, err := cb.GetAgent(ctx, a.ID)
+		if err == nil && got.SystemPrompt == "version 2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B 5 s after the update on A: %+v, %v", got, err)
+		}
 	}
 	if _, err := cb.Chat(ctx, a.ID, client.ChatRequest{Query: "question three", SessionID: one.SessionID}); err != nil {
 		t.Fatal(err)
