@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/weftlabs/weft/platform/meta"
 )
@@ -20,8 +21,13 @@ type ledgerStore interface {
 	WriteLedger(ctx context.Context, usage []meta.Usage, traces []meta.TurnTrace) error
 }
 
-// maxLedgerBatch bounds one transaction.
-const maxLedgerBatch = 256
+// maxLedgerBatch bounds one transaction; ledgerLinger is how long a batch
+// gathers before it is written (the delay before another replica sees a
+// turn's usage; this replica's readers flush).
+const (
+	maxLedgerBatch = 256
+	ledgerLinger   = 10 * time.Millisecond
+)
 
 type ledgerItem struct {
 	usage   *meta.Usage
@@ -79,20 +85,28 @@ func (l *ledger) flush(ctx context.Context) {
 func (l *ledger) run() {
 	defer close(l.done)
 	batch := make([]ledgerItem, 0, 16)
+	linger := time.NewTimer(ledgerLinger)
+	linger.Stop()
 	for it := range l.in {
 		batch = append(batch[:0], it)
+		// Gather for up to ledgerLinger (fewer, larger transactions under
+		// load); a flush marker or a full batch writes at once.
+		flushing := it.flushed != nil
+		linger.Reset(ledgerLinger)
 	more:
-		for len(batch) < maxLedgerBatch {
+		for !flushing && len(batch) < maxLedgerBatch {
 			select {
 			case it, ok := <-l.in:
 				if !ok {
 					break more
 				}
 				batch = append(batch, it)
-			default:
+				flushing = it.flushed != nil
+			case <-linger.C:
 				break more
 			}
 		}
+		linger.Stop()
 		l.write(batch)
 	}
 }

@@ -22,7 +22,11 @@
 // chunks) in a closed loop of -concurrency clients on new conversations,
 // against a plain net/http SSE relay.
 //
-//	cd bench && go run ./peers -redis redis://127.0.0.1:6379/0 [-rate 1000] [-duration 5s]
+//	cd bench && go run ./peers -redis redis://127.0.0.1:6379/0 [-rate 1000] [-duration 5s] [-cpuprofile DIR]
+//
+// With -cpuprofile each weft, trpc-agent-go and relay server process writes
+// its CPU profile to DIR/<target>-<pid>.pprof (read them with the harness's
+// binary: go build -o peers ./peers; go tool pprof peers DIR/weft-redis-*.pprof).
 package main
 
 import (
@@ -55,6 +59,7 @@ func main() {
 	redisURL := flag.String("redis", "", "Redis URL: adds weft with Redis sessions")
 	histories := flag.String("histories", "0,10", "earlier turns per conversation, one run each")
 	only := flag.String("targets", "weft-sqlite,weft-redis,adk,trpc", "targets to run")
+	flag.StringVar(&profileDir, "cpuprofile", "", "directory for the CPU profiles of the server processes written in Go here (not ADK's)")
 	adk := flag.String("adkserver", "", "a built bench/adkserver binary (default: built from ./adkserver, so run from bench/)")
 	flag.Parse()
 	if err := buildADK(*adk); err != nil {
@@ -66,6 +71,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// profileDir is where server processes write CPU profiles ("" for none).
+var profileDir string
 
 // adkBinary is the ADK server's executable (its own module: see
 // adkserver/main.go).
@@ -111,7 +119,7 @@ func start(name, upstream, redisURL string) (*child, error) {
 		exe = adkBinary
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), envServe+"="+name, envUpstream+"="+upstream, envDir+"="+dir, envRedis+"="+redisURL)
+	cmd.Env = append(os.Environ(), envServe+"="+name, envUpstream+"="+upstream, envDir+"="+dir, envRedis+"="+redisURL, envProfile+"="+profileDir)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

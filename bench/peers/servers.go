@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,6 +37,7 @@ const (
 	envUpstream = "WEFT_PEERS_UPSTREAM"
 	envDir      = "WEFT_PEERS_DIR"
 	envRedis    = "WEFT_PEERS_REDIS"
+	envProfile  = "WEFT_PEERS_CPUPROFILE" // directory, or ""
 )
 
 const (
@@ -72,6 +74,16 @@ func serve(target string) error {
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go hs.Serve(ln)
 	fmt.Printf("LISTEN http://%s\n", ln.Addr())
+	if dir := os.Getenv(envProfile); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", target, os.Getpid())))
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	io.Copy(io.Discard, os.Stdin) // the parent closes stdin to stop us
 	hs.Close()
 	if closeFn != nil {

@@ -57,10 +57,11 @@ type SQL struct {
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
 // parses and plans a statement on every call (pgx caches them itself).
 const (
-	qKeyByID      = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
-	qAgent        = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
-	qSession      = `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
-	qTouchSession = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ? AND updated_at < ?`
+	qKeyByID       = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
+	qAgent         = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
+	qSession       = `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
+	qCreateSession = `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`
+	qTouchSession  = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ? AND updated_at < ?`
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path, in WAL
@@ -85,7 +86,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{qKeyByID, qAgent, qSession, qTouchSession, qAddUsage, qPutTrace} {
+	for _, q := range []string{qKeyByID, qAgent, qSession, qCreateSession, qTouchSession, qAddUsage, qPutTrace} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
@@ -384,6 +385,19 @@ func (s *SQL) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// txExec returns a function that executes q in tx: through the statement
+// prepared at open when there is one (SQLite: no parsing per call), else
+// as text (pgx caches the statements it prepares per connection).
+// Statements of a transaction close with it.
+func (s *SQL) txExec(ctx context.Context, tx *sql.Tx, q string) func(args ...any) error {
+	if p := s.stmts[q]; p != nil {
+		st := tx.StmtContext(ctx, p)
+		return func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }
+	}
+	q = s.d.rebind(q)
+	return func(args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
+}
+
 func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if st := s.stmts[q]; st != nil {
 		return st.ExecContext(ctx, args...)
@@ -668,7 +682,7 @@ func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
 
 // CreateSession implements [Store].
 func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
-	_, err := s.exec(ctx, `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err := s.exec(ctx, qCreateSession,
 		ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, micros(ss.CreatedAt), micros(ss.UpdatedAt))
 	return wrap("create session", err)
 }
@@ -729,17 +743,9 @@ func (s *SQL) TouchSessions(ctx context.Context, touches []SessionTouch) error {
 		return wrap("touch sessions", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var st *sql.Stmt
-	if p := s.stmts[qTouchSession]; p != nil {
-		st = tx.StmtContext(ctx, p)
-	} else {
-		if st, err = tx.PrepareContext(ctx, s.d.rebind(qTouchSession)); err != nil {
-			return wrap("touch sessions", err)
-		}
-		defer st.Close()
-	}
+	touch := s.txExec(ctx, tx, qTouchSession)
 	for _, t := range touches {
-		if _, err := st.ExecContext(ctx, micros(t.At), t.TenantID, t.ID, micros(t.At)); err != nil {
+		if err := touch(micros(t.At), t.TenantID, t.ID, micros(t.At)); err != nil {
 			return wrap("touch sessions", err)
 		}
 	}

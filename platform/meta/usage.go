@@ -246,13 +246,15 @@ func (s *SQL) WriteLedger(ctx context.Context, usage []Usage, traces []TurnTrace
 		return nil
 	}
 	return wrap("write ledger", s.tx(ctx, func(tx *sql.Tx) error {
+		add := s.txExec(ctx, tx, qAddUsage)
 		for _, u := range usage {
-			if _, err := tx.ExecContext(ctx, s.d.rebind(qAddUsage), u.TenantID, u.Day, u.AgentID, u.KeyID, u.Model, u.Turns, u.PromptTokens, u.CompletionTokens, u.CostNanos); err != nil {
+			if err := add(u.TenantID, u.Day, u.AgentID, u.KeyID, u.Model, u.Turns, u.PromptTokens, u.CompletionTokens, u.CostNanos); err != nil {
 				return err
 			}
 		}
+		put := s.txExec(ctx, tx, qPutTrace)
 		for _, t := range traces {
-			if _, err := tx.ExecContext(ctx, s.d.rebind(qPutTrace), t.TenantID, t.SessionID, t.MessageID, t.AgentID, micros(t.CreatedAt), string(t.Data)); err != nil {
+			if err := put(t.TenantID, t.SessionID, t.MessageID, t.AgentID, micros(t.CreatedAt), string(t.Data)); err != nil {
 				return err
 			}
 		}
