@@ -52,6 +52,9 @@ type SQL struct {
 	db    *sql.DB
 	d     dialect
 	stmts map[string]*sql.Stmt // SQLite: the hot queries, prepared at open, by their text; read-only after
+	// creates group-commits new sessions (SQLite, whose one writer at a
+	// time makes commits the cost); nil on PostgreSQL.
+	creates *creates
 }
 
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
@@ -86,6 +89,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	s.stmts = map[string]*sql.Stmt{}
+	s.creates = &creates{}
 	for _, q := range []string{qKeyByID, qAgent, qSession, qCreateSession, qTouchSession, qAddUsage, qPutTrace} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
@@ -682,8 +686,10 @@ func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
 
 // CreateSession implements [Store].
 func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
-	_, err := s.exec(ctx, qCreateSession,
-		ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, micros(ss.CreatedAt), micros(ss.UpdatedAt))
+	if s.creates != nil {
+		return s.creates.create(ctx, s, ss)
+	}
+	_, err := s.exec(ctx, qCreateSession, sessionArgs(ss)...)
 	return wrap("create session", err)
 }
 

@@ -268,3 +268,98 @@ func TestReplaceAdminKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentCreateSession: sessions created at once are all stored (on
+// SQLite they are group-committed), and a duplicate id among them fails
+// only its own caller, with ErrConflict.
+func TestConcurrentCreateSession(t *testing.T) {
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			ten, err := s.EnsureTenant(ctx, "group-"+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			const n = 64
+			errs := make([]error, n+1)
+			var wg sync.WaitGroup
+			for i := range n + 1 {
+				id := NewID("ses")
+				if i == n {
+					id = "ses-dup-" + name // created again in the second wave
+				}
+				wg.Go(func() {
+					errs[i] = s.CreateSession(ctx, Session{ID: id, TenantID: ten.ID, AgentID: "agt", CreatedAt: now, UpdatedAt: now})
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("create %d: %v", i, err)
+				}
+			}
+			// The same id again, among new ones.
+			dupErrs := make([]error, 8)
+			for i := range dupErrs {
+				id := NewID("ses")
+				if i == 3 {
+					id = "ses-dup-" + name
+				}
+				wg.Go(func() {
+					dupErrs[i] = s.CreateSession(ctx, Session{ID: id, TenantID: ten.ID, AgentID: "agt", CreatedAt: now, UpdatedAt: now})
+				})
+			}
+			wg.Wait()
+			for i, err := range dupErrs {
+				if (i == 3) != errors.Is(err, ErrConflict) || (i != 3 && err != nil) {
+					t.Errorf("create %d of the second wave: %v", i, err)
+				}
+			}
+			list, err := s.ListSessions(ctx, ten.ID, "agt")
+			if err != nil || len(list) != n+1+7 {
+				t.Fatalf("listed %d sessions, %v; want %d", len(list), err, n+1+7)
+			}
+		})
+	}
+}
+
+// TestCreateSessionBatchWithDuplicate: a batch whose transaction fails on
+// one row is retried row by row; only that row's caller gets the error.
+func TestCreateSessionBatchWithDuplicate(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC()
+	mk := func(id string) *createReq {
+		return &createReq{ss: Session{ID: id, TenantID: "ten", AgentID: "agt", CreatedAt: now, UpdatedAt: now}, done: make(chan error, 1)}
+	}
+	if err := s.CreateSession(ctx, mk("ses-a").ss); err != nil {
+		t.Fatal(err)
+	}
+	batch := []*createReq{mk("ses-b"), mk("ses-a"), mk("ses-c")}
+	// Queue the batch as the writer once the first create's writer is done.
+	g := s.creates
+	for {
+		g.mu.Lock()
+		if !g.writing {
+			g.pending, g.writing = batch, true
+			g.mu.Unlock()
+			break
+		}
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	g.write(s)
+	for i, want := range []bool{false, true, false} {
+		if err := <-batch[i].done; errors.Is(err, ErrConflict) != want || (!want && err != nil) {
+			t.Errorf("row %d: %v", i, err)
+		}
+	}
+	if list, err := s.ListSessions(ctx, "ten", "agt"); err != nil || len(list) != 3 {
+		t.Fatalf("listed %d sessions, %v; want 3", len(list), err)
+	}
+}
