@@ -21,8 +21,6 @@ type result struct {
 	ServerCPU         time.Duration   // the target process's CPU time over the run
 }
 
-func (r result) sustained() bool { return r.Errors == 0 && r.Achieved >= 0.95*r.Offered }
-
 func (r result) pct(p float64) time.Duration {
 	if len(r.Latency) == 0 {
 		return 0
