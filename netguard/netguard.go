@@ -25,7 +25,7 @@
 //
 // Hosts, IP addresses and CIDR prefixes listed in WEFT_HTTP_TOOLS_ALLOW
 // ([AllowEnv]; comma-separated), or passed with [WithAllow], are allowed
-// although internal. The variable keeps its wave-1 name (API.md) although it
+// although internal. The variable keeps its wave-1 name (docs/api.md) although it
 // now covers every outbound request.
 //
 // # API

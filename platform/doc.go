@@ -1,5 +1,5 @@
 // Package platform is Weft's agent platform: the HTTP API of `weft serve`
-// (see API.md) — tenants and API keys, agents as data, sessions, the chat
+// (see docs/api.md) — tenants and API keys, agents as data, sessions, the chat
 // turn with token streaming over SSE, and an OpenAI-compatible endpoint.
 //
 // A Server is an http.Handler built from a metadata store (package meta:

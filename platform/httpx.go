@@ -15,7 +15,7 @@ import (
 	"github.com/weftlabs/weft/platform/meta"
 )
 
-// The stable error codes of the API (see API.md, "Errors"), as package api
+// The stable error codes of the API (see docs/api.md, "Errors"), as package api
 // defines them.
 const (
 	CodeInvalidRequest  = api.CodeInvalidRequest

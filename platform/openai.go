@@ -17,7 +17,7 @@ import (
 )
 
 // The OpenAI-compatible face of the platform: agents appear as models, and
-// a chat completion is a chat turn of the agent (API.md, "OpenAI-compatible").
+// a chat completion is a chat turn of the agent (docs/api.md, "OpenAI-compatible").
 //
 // Without an X-Weft-Session header the request's messages are the
 // conversation: the client's system messages follow the agent's system

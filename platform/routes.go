@@ -68,7 +68,7 @@ func (s *Server) frameDeadline() time.Duration {
 	return 10 * time.Second
 }
 
-// pingInterval is the SSE keep-alive period (API.md: at least every 15 s).
+// pingInterval is the SSE keep-alive period (docs/api.md: at least every 15 s).
 func (s *Server) pingInterval() time.Duration {
 	if s.cfg.PingInterval > 0 {
 		return s.cfg.PingInterval

@@ -27,7 +27,7 @@ import (
 	"github.com/weftlabs/weft/provider"
 )
 
-// Options are the settings of `weft serve` (flags and environment, see API.md).
+// Options are the settings of `weft serve` (flags and environment, see docs/api.md).
 type Options struct {
 	// Addr is the listen address (default 127.0.0.1:8080).
 	Addr string

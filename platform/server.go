@@ -115,7 +115,7 @@ type Config struct {
 	WorkflowLease time.Duration
 }
 
-// Server is the agent platform's HTTP API (see API.md). It is an
+// Server is the agent platform's HTTP API (see docs/api.md). It is an
 // http.Handler; the weft serve command runs it.
 type Server struct {
 	cfg      Config

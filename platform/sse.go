@@ -42,7 +42,7 @@ func newSSEWriter(w http.ResponseWriter, frameDeadline time.Duration) *sseWriter
 }
 
 // event writes one frame: "event: name" and "data: {json}". The JSON gets
-// the name again in its "type" field, as API.md specifies.
+// the name again in its "type" field, as docs/api.md specifies.
 func (s *sseWriter) event(name string, data any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -26,7 +26,7 @@ func newServeCmd(e *env) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the agent platform's HTTP API",
 		Long: `Run Weft's agent platform: the HTTP API of agents, sessions and chat (see
-API.md), with an OpenAI-compatible endpoint at /v1/chat/completions.
+docs/api.md), with an OpenAI-compatible endpoint at /v1/chat/completions.
 
 By default everything lives in embedded stores under --data. --postgres moves
 metadata (and sessions) to PostgreSQL and --redis moves sessions, rate limits

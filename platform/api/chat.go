@@ -61,7 +61,7 @@ type Usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// The event names of a chat stream (see API.md, "Chat").
+// The event names of a chat stream (see docs/api.md, "Chat").
 const (
 	EventCreated       = "chat.created"
 	EventRetrieval     = "retrieval"

@@ -1,5 +1,5 @@
 // Package api holds the wire types of the Weft platform's HTTP API (see
-// API.md): the bodies the server writes and reads, shared by the server
+// docs/api.md): the bodies the server writes and reads, shared by the server
 // (package platform), the Go client (platform/client) and the CLI, so the
 // contract is written once.
 //

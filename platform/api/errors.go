@@ -1,6 +1,6 @@
 package api
 
-// The stable error codes of the API (see API.md, "Errors").
+// The stable error codes of the API (see docs/api.md, "Errors").
 const (
 	CodeInvalidRequest  = "invalid_request"
 	CodeUnauthorized    = "unauthorized"

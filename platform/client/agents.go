@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Agent is an agent as data (see API.md, "Agents"). Zero fields are left
+// Agent is an agent as data (see docs/api.md, "Agents"). Zero fields are left
 // out of requests, so the server applies its defaults on create and keeps
 // the stored values on update; pointer fields tell "unset" from an explicit
 // zero, and an empty (non-nil) list is sent, to clear one.

@@ -42,7 +42,7 @@ type (
 	Event = api.Event
 )
 
-// The event types of a chat stream (see API.md, "Chat").
+// The event types of a chat stream (see docs/api.md, "Chat").
 const (
 	EventCreated       = api.EventCreated
 	EventRetrieval     = api.EventRetrieval

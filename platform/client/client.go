@@ -1,5 +1,5 @@
 // Package client is a Go client of Weft's agent platform, the HTTP API that
-// `weft serve` exposes (see API.md): agents, chat (blocking and streamed),
+// `weft serve` exposes (see docs/api.md): agents, chat (blocking and streamed),
 // sessions, cancellation and API keys.
 //
 //	c := client.New("http://127.0.0.1:8080", os.Getenv("WEFT_API_KEY"))
@@ -103,7 +103,7 @@ type Error struct {
 	// Status is the HTTP status; 0 for an error event of a stream.
 	Status int `json:"-"`
 	// Code is the API's stable error code, e.g. "not_found",
-	// "unauthorized", "model_error" (see API.md, "Errors").
+	// "unauthorized", "model_error" (see docs/api.md, "Errors").
 	Code string `json:"code"`
 	// Message says what went wrong, naming the offending field of a bad
 	// request.
@@ -129,7 +129,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// The error codes of API.md that callers commonly branch on.
+// The error codes of docs/api.md that callers commonly branch on.
 const (
 	CodeInvalidRequest = api.CodeInvalidRequest
 	CodeUnauthorized   = api.CodeUnauthorized

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// KnowledgeBase is a knowledge base as the server shows it (see API.md,
+// KnowledgeBase is a knowledge base as the server shows it (see docs/api.md,
 // "Knowledge bases").
 type KnowledgeBase struct {
 	ID           string `json:"id"`

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The kinds of tool (see API.md, "Tools"). An MCP server is registered with
+// The kinds of tool (see docs/api.md, "Tools"). An MCP server is registered with
 // kind [ToolMCP]; each tool it offers then appears as a tool of its own with
 // kind [ToolMCPTool] and the server's id as ParentID.
 const (

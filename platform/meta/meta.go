@@ -80,7 +80,7 @@ type Timeouts struct {
 	TurnMS int `json:"turn_ms"`
 }
 
-// Agent is an agent as data. See API.md for the meaning and defaults of each
+// Agent is an agent as data. See docs/api.md for the meaning and defaults of each
 // field; [Agent.Defaults] applies them.
 type Agent struct {
 	ID                  string    `json:"id"`
@@ -108,7 +108,7 @@ type Agent struct {
 	UpdatedAt        time.Time `json:"updated_at"`
 }
 
-// The agent defaults of API.md.
+// The agent defaults of docs/api.md.
 const (
 	DefaultContextWindow    = 4096
 	DefaultReserveTokens    = 512
@@ -121,7 +121,7 @@ const (
 	DefaultTurnMS           = 300_000
 )
 
-// Defaults fills the zero fields of a new agent with API.md's defaults.
+// Defaults fills the zero fields of a new agent with docs/api.md's defaults.
 // Enabled is the caller's to set (it defaults to true at the API).
 func (a *Agent) Defaults() {
 	if a.ContextWindowTokens == 0 {
