@@ -29,6 +29,13 @@ import (
 // that started it: it sees that tenant's objects only.
 
 // parseStored parses and checks a stored workflow version.
+
+// workflowParallelism bounds how many nodes of one run's graph (the
+// workflow, or one item of an iteration) run at once on the server: a
+// tenant's wide graph (up to 2,000 nodes) waits its turn instead of
+// opening thousands of model calls and connections together.
+const workflowParallelism = 16
+
 func parseStored(wf meta.Workflow) (*workflow.Definition, error) {
 	def, err := workflow.Parse(wf.Definition)
 	if err != nil {
@@ -132,7 +139,7 @@ func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed
 		return nil, fmt.Errorf("run %s: inputs: %w", run.ID, err)
 	}
 	red := &runSecrets{}
-	eng := workflow.New(s.workflowServices(run, red))
+	eng := workflow.New(s.workflowServices(run, red), workflow.Parallelism(workflowParallelism))
 	cp := &runCheckpointer{store: store, tenant: run.TenantID, owner: s.workflows.owner, red: red}
 	feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
 	var outputs map[string]any

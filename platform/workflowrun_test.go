@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -439,5 +440,36 @@ func TestWorkflowTenantLimit(t *testing.T) {
 	e.do(e.admin, "POST", "/v1/workflows/slow/runs/"+runs[0].ID+"/cancel", nil, nil)
 	if run := <-again; run.Status != meta.RunCancelled {
 		t.Fatalf("second run %+v", run)
+	}
+}
+
+// TestWorkflowParallelismBounded: 24 independent http nodes of one run
+// are in flight at most workflowParallelism at a time.
+func TestWorkflowParallelismBounded(t *testing.T) {
+	var inFlight, most atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond) // long enough for every ready node to start if unbounded
+		io.WriteString(w, "ok")
+	}))
+	defer api.Close()
+	e := newEnv(t, nil, allowLoopback)
+	nodes := []any{map[string]any{"id": "start", "kind": "start"}}
+	outputs := map[string]any{}
+	for i := range 24 {
+		id := "call" + strconv.Itoa(i)
+		nodes = append(nodes, map[string]any{"id": id, "kind": "http", "url": api.URL, "depends_on": []string{"start"}})
+		outputs[id] = "{{ nodes." + id + ".outputs.status }}"
+	}
+	nodes = append(nodes, map[string]any{"id": "end", "kind": "end", "outputs": outputs})
+	e.saveWorkflow(map[string]any{"name": "wide", "nodes": nodes})
+	if run := e.runWorkflow(e.admin, "wide", nil); run.Status != meta.RunSucceeded {
+		t.Fatalf("run %+v", run)
+	}
+	if m := most.Load(); m > workflowParallelism || m < 2 {
+		t.Fatalf("%d http nodes in flight at most, want 2 to %d", m, workflowParallelism)
 	}
 }
