@@ -41,5 +41,20 @@ func TestWorkflowsScreen(t *testing.T) {
 	e.until("the timeline", `document.querySelectorAll('.wf-timeline .wf-step').length === 3`)
 	e.until("the node's output", `[...document.querySelectorAll('.wf-step[data-key="shout"] pre.wf-outputs')].some((p) => p.textContent.includes('You said: hi'))`)
 	e.until("finished nodes marked", `document.querySelectorAll('svg.wf-graph g.wf-node.done').length === 3`)
+
+	// An iteration's sub-graph is drawn under the workflow's graph.
+	loop := `{"name":"loop","nodes":[{"id":"start","kind":"start","inputs":{"words":{"type":"array","items":{"type":"string"}}}},` +
+		`{"id":"each","kind":"iteration","items":"{{ inputs.words }}","concurrency":2,"output":"{{ nodes.up.outputs.text }}","nodes":[` +
+		`{"id":"fmt","kind":"template","template":"{{ index }}:{{ item }}"},{"id":"up","kind":"template","template":"<{{ nodes.fmt.outputs.text }}>"}]},` +
+		`{"id":"end","kind":"end","outputs":{"all":"{{ nodes.each.outputs.results }}"}}]}`
+	e.do(
+		chromedp.Click(chromedp.CSS(`#wf-new`)),
+		chromedp.SetValue(chromedp.CSS(`textarea.wf-editor`), loop),
+		chromedp.Click(chromedp.CSS(`#wf-save`)),
+	)
+	e.until("the workflow listed", `!!document.querySelector('.wf-list [data-workflow="loop"]')`)
+	e.until("the iteration's sub-graph", `(() => { const f = document.querySelector('figure.wf-sub[data-iteration="each"]');`+
+		` return !!f && f.querySelectorAll('g.wf-node').length === 2 && f.querySelectorAll('line.wf-edge').length === 1 &&`+
+		` f.querySelector('figcaption').textContent.includes('at most 2 at a time') })()`)
 	e.noPageErrors()
 }

@@ -92,6 +92,19 @@ export function graph(nodes, status) {
   return svg;
 }
 
+// graphs draws the workflow's graph, then the sub-graph of each iteration
+// node (what runs for every item), nested iterations included.
+export function graphs(nodes, status) {
+  const out = h('div', { class: 'wf-graphs' }, graph(nodes, status));
+  for (const n of nodes) {
+    if (n.kind !== 'iteration' || !(n.nodes || []).length) continue;
+    out.append(h('figure', { class: 'wf-sub', dataset: { iteration: n.id } },
+      h('figcaption', { text: `${n.id}: for each item (at most ${n.concurrency || 1} at a time)` }),
+      graphs(n.nodes, status)));
+  }
+  return out;
+}
+
 function pretty(v) {
   return v === undefined || v === null ? '' : JSON.stringify(v, null, 2);
 }
@@ -147,7 +160,7 @@ export function render(main) {
     try {
       const run = await api('GET', `/v1/workflows/${encodeURIComponent(wf.id)}/runs/${encodeURIComponent(id)}`);
       const st = new Map((run.nodes || []).map((n) => [n.node_id, n.error ? 'failed' : 'done']));
-      clear(picture).append(graph(wf.nodes || [], st));
+      clear(picture).append(graphs(wf.nodes || [], st));
       detail.append(h('h3', { text: `Run ${run.id}: ${run.status}` }),
         run.error ? h('p', { class: 'error', text: run.error }) : null,
         h('pre', { class: 'wf-run-outputs', text: pretty(run.outputs) }), timeline(run));
@@ -171,7 +184,7 @@ export function render(main) {
     editor.value = JSON.stringify(def, null, 2);
     status.className = 'wf-status muted';
     status.textContent = `${wf.name}: version ${wf.version}`;
-    clear(picture).append(graph(wf.nodes || []));
+    clear(picture).append(graphs(wf.nodes || []));
     clear(detail);
     loadRuns(wf).catch((x) => runs.append(h('p', { class: 'error', text: x.message })));
   }
