@@ -44,16 +44,21 @@ func (s *Server) workflowTools(ctx context.Context, agent meta.Agent, _ turnInpu
 			s.log.WarnContext(ctx, "workflow tool unavailable", "agent", agent.ID, "workflow", id, "err", err)
 			continue
 		}
-		desc := def.Description
-		if desc == "" {
-			desc = fmt.Sprintf("Run the workflow %q and get its outputs as JSON.", wf.Name)
-		}
 		params, _ := json.Marshal(inputsSchema(def))
 		out = append(out, &workflowTool{s: s, tenant: agent.TenantID, workflowID: wf.ID, spec: llm.ToolSpec{
-			Name: toolname.Join(workflowToolPrefix, wf.Name), Description: desc, Parameters: params,
+			Name: toolname.Join(workflowToolPrefix, wf.Name), Description: workflowDescription(def, wf.Name), Parameters: params,
 		}})
 	}
 	return out, nil
+}
+
+// workflowDescription describes a workflow as a tool: its own
+// description, or what calling it does.
+func workflowDescription(def *workflow.Definition, name string) string {
+	if def.Description != "" {
+		return def.Description
+	}
+	return fmt.Sprintf("Run the workflow %q and get its outputs as JSON.", name)
 }
 
 // inputsSchema is the JSON Schema of a workflow's start inputs.
@@ -132,7 +137,7 @@ func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 			return tool.Result{}, &tool.ArgumentError{Tool: t.spec.Name, Err: err}
 		}
 	}
-	out, _, err := t.s.runWorkflowFor(ctx, principalFrom(ctx), t.workflowID, inputs)
+	out, _, err := t.s.runWorkflowFor(ctx, principalFrom(ctx), t.workflowID, inputs, nil)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -141,9 +146,10 @@ func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 }
 
 // runWorkflowFor runs a workflow of p's tenant (by id or name) to its end
-// and returns its outputs and usage. When ctx ends first, the run is
+// and returns its outputs and usage; onEvent, when not nil, sees each of
+// the run's events as it comes. When ctx ends first, the run is
 // cancelled.
-func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, inputs map[string]any) (map[string]any, llm.Usage, error) {
+func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, inputs map[string]any, onEvent func(runEvent)) (map[string]any, llm.Usage, error) {
 	wf, e := s.workflow(context.WithValue(ctx, principalKey{}, p), ref)
 	if e != nil {
 		return nil, llm.Usage{}, e
@@ -152,28 +158,51 @@ func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, in
 	if e != nil {
 		return nil, llm.Usage{}, e
 	}
-	evs, err := feed.wait(ctx)
-	if err != nil {
-		s.workflows.store.CancelWorkflowRun(context.WithoutCancel(ctx), run.TenantID, run.ID, time.Now().UTC())
-		s.workflows.cancelLocal(run.TenantID, run.ID)
-		return nil, llm.Usage{}, err
-	}
-	for _, ev := range evs {
-		data, _ := ev.data.(map[string]any)
-		switch ev.name {
-		case "workflow.finished":
-			out, _ := data["outputs"].(json.RawMessage)
-			var outputs map[string]any
-			json.Unmarshal(out, &outputs)
-			usage, _ := data["usage"].(llm.Usage)
-			return outputs, usage, nil
-		case "error":
-			if d, ok := data["error"].(map[string]any); ok {
-				return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s: %v", wf.Name, run.ID, d["message"])
+	var (
+		outputs map[string]any
+		usage   llm.Usage
+		failure error
+	)
+	for i := 0; ; {
+		evs, done, ch := feed.next(i)
+		i += len(evs)
+		for _, ev := range evs {
+			if onEvent != nil {
+				onEvent(ev)
+			}
+			data, _ := ev.data.(map[string]any)
+			switch ev.name {
+			case "workflow.finished":
+				out, _ := data["outputs"].(json.RawMessage)
+				json.Unmarshal(out, &outputs)
+				usage, _ = data["usage"].(llm.Usage)
+				if outputs == nil {
+					outputs = map[string]any{}
+				}
+			case "error":
+				if d, ok := data["error"].(map[string]any); ok {
+					failure = fmt.Errorf("workflow %q run %s: %v", wf.Name, run.ID, d["message"])
+				}
 			}
 		}
+		// The run is answered once it is recorded: the feed ends after.
+		if done {
+			switch {
+			case failure != nil:
+				return nil, llm.Usage{}, failure
+			case outputs != nil:
+				return outputs, usage, nil
+			}
+			return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s stopped on this server; it will be resumed", wf.Name, run.ID)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			s.workflows.store.CancelWorkflowRun(context.WithoutCancel(ctx), run.TenantID, run.ID, time.Now().UTC())
+			s.workflows.cancelLocal(run.TenantID, run.ID)
+			return nil, llm.Usage{}, ctx.Err()
+		}
 	}
-	return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s stopped on this server; it will be resumed", wf.Name, run.ID)
 }
 
 // openaiWorkflow answers a chat completion whose model is
@@ -205,7 +234,7 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 			return
 		}
 	}
-	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs)
+	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, nil)
 	if err != nil {
 		writeOpenAIError(w, workflowModelError(err))
 		return
