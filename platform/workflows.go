@@ -141,6 +141,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
+	s.bus.publish(r.Context(), "workflow", p.Tenant, wf.ID)
 	writeJSON(w, http.StatusCreated, workflowJSON(wf))
 }
 
@@ -206,6 +207,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFoundOr(err, "workflow", cur.ID))
 		return
 	}
+	s.bus.publish(r.Context(), "workflow", wf.TenantID, wf.ID)
 	writeJSON(w, http.StatusOK, workflowJSON(got))
 }
 
@@ -220,6 +222,7 @@ func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFoundOr(err, "workflow", wf.ID))
 		return
 	}
+	s.bus.publish(r.Context(), "workflow", wf.TenantID, wf.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
