@@ -25,7 +25,8 @@ import (
 // The MCP server: /mcp speaks the Model Context Protocol over streamable
 // HTTP (through the official Go SDK), so that an MCP client — Claude
 // Desktop, an IDE, another agent framework — sees each enabled agent of the
-// caller's tenant as a tool taking {query, session_id?}.
+// caller's tenant as a tool taking {query, session_id?}, and each of its
+// workflows as a tool taking the workflow's start inputs (mcpworkflow.go).
 //
 // Authentication is the API's: every request goes through requireAuth (key,
 // rate limit), and an MCP session belongs to the key that opened it (the
@@ -47,14 +48,18 @@ const (
 	mcpSessionIdle = 30 * time.Minute
 )
 
-// mcpTool is one tool of a tenant's MCP server: an agent (or a workflow,
-// once they exist: a lister adds its tools, see mcpHub.listers).
+// mcpTool is one tool of a tenant's MCP server: an agent or a workflow
+// (each kind has its lister, see mcpHub.listers).
 type mcpTool struct {
 	// name is the wanted name, made valid and unique across listers when
 	// the list is built.
 	name        string
 	title       string
 	description string
+	// input is the JSON Schema of the arguments; output, when not nil, of
+	// the structured content.
+	input  json.RawMessage
+	output json.RawMessage
 	// version identifies what the tool runs and how it is described: a
 	// sync replaces a tool only when it changed.
 	version string
@@ -69,8 +74,6 @@ type mcpLister func(ctx context.Context, tenant string) ([]mcpTool, error)
 type mcpCall struct {
 	p        principal
 	req      *mcp.CallToolRequest
-	query    string
-	session  string
 	progress float64
 }
 
@@ -150,6 +153,10 @@ func newMCPHub(s *Server) *mcpHub {
 	h := &mcpHub{s: s, tenants: map[string]*mcpTenant{}, sessions: map[string]int{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.listers = []mcpLister{h.agentTools}
+	if s.workflows != nil {
+		h.listers = append(h.listers, h.workflowTools)
+		s.bus.subscribe("workflow", h.changed)
+	}
 	sdk := mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		// Every request carries the tenant's API key: a web page on the
 		// user's machine cannot use the endpoint through DNS rebinding, and
@@ -219,8 +226,9 @@ func (h *mcpHub) tenant(ctx context.Context, id string) (*mcpTenant, error) {
 	t := h.tenants[id]
 	if t == nil {
 		t = &mcpTenant{id: id}
-		t.srv = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "Weft agents", Version: "1"}, &mcp.ServerOptions{
-			Instructions: "Each tool is an agent of this Weft tenant. Pass a session_id from an earlier answer to continue its conversation.",
+		t.srv = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "Weft agents and workflows", Version: "1"}, &mcp.ServerOptions{
+			Instructions: "Each tool is an agent or a workflow of this Weft tenant. An agent takes a query; pass a session_id from an earlier answer to continue its conversation. " +
+				"A workflow (a tool named workflow_<name>) takes its inputs as arguments and answers its outputs.",
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			Logger:       h.s.log,
 		})
@@ -291,8 +299,8 @@ func callerOf(x *mcp.RequestExtra) *mcpCaller {
 	return c
 }
 
-// changed is the bus subscriber: an agent of tenant changed here or on
-// another replica, so its MCP tool list is built again.
+// changed is the bus subscriber: an agent or a workflow of tenant changed
+// here or on another replica, so its MCP tool list is built again.
 func (h *mcpHub) changed(tenant, _ string) {
 	h.mu.Lock()
 	t := h.tenants[tenant]
@@ -346,8 +354,11 @@ func (h *mcpHub) sync(ctx context.Context, t *mcpTenant) error {
 		if v, ok := t.tools[x.name]; ok && v == x.version {
 			continue
 		}
-		t.srv.AddTool(&mcp.Tool{Name: x.name, Title: x.title, Description: x.description, InputSchema: mcpInput, OutputSchema: mcpOutput},
-			h.toolHandler(t.id, x))
+		tool := &mcp.Tool{Name: x.name, Title: x.title, Description: x.description, InputSchema: x.input}
+		if x.output != nil {
+			tool.OutputSchema = x.output
+		}
+		t.srv.AddTool(tool, h.toolHandler(t.id, x))
 	}
 	t.tools = want
 	t.loaded.Store(true)
@@ -379,7 +390,7 @@ func (h *mcpHub) agentTools(ctx context.Context, tenant string) ([]mcpTool, erro
 		}
 		id := a.ID
 		out = append(out, mcpTool{
-			name: toolname.Sanitize(a.Name), title: a.Name, description: desc,
+			name: toolname.Sanitize(a.Name), title: a.Name, description: desc, input: mcpInput, output: mcpOutput,
 			version: "agent\x00" + a.ID + "\x00" + a.Name + "\x00" + desc,
 			call: func(ctx context.Context, c *mcpCall) *mcp.CallToolResult {
 				return h.callAgent(ctx, c, tenant, id)
@@ -389,18 +400,14 @@ func (h *mcpHub) agentTools(ctx context.Context, tenant string) ([]mcpTool, erro
 	return out, nil
 }
 
-// toolHandler is the SDK handler of one tool: it reads the arguments,
-// finds the caller, ties the call's context to the HTTP request's and to
-// the hub's, and runs the tool.
+// toolHandler is the SDK handler of one tool: it finds the caller, ties
+// the call's context to the HTTP request's and to the hub's, and runs the
+// tool (which reads its arguments).
 func (h *mcpHub) toolHandler(tenant string, x mcpTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := callerOf(req.Extra)
 		if c == nil || c.p.Tenant != tenant {
 			return nil, errors.New("the request carries no caller of this tenant")
-		}
-		query, session, err := parseMCPArgs(req.Params.Arguments)
-		if err != nil {
-			return toolError(err.Error()), nil
 		}
 		ctx, cancel := context.WithCancelCause(context.WithValue(ctx, principalKey{}, c.p))
 		defer cancel(nil)
@@ -408,7 +415,7 @@ func (h *mcpHub) toolHandler(tenant string, x mcpTool) mcp.ToolHandler {
 		defer stop1()
 		stop2 := context.AfterFunc(h.ctx, func() { cancel(errShuttingDown) })
 		defer stop2()
-		return x.call(ctx, &mcpCall{p: c.p, req: req, query: query, session: session}), nil
+		return x.call(ctx, &mcpCall{p: c.p, req: req}), nil
 	}
 }
 
@@ -454,12 +461,15 @@ func (c *mcpCall) notify(ctx context.Context, msg string) {
 // service: text deltas become progress notifications, a failure an error
 // result.
 func (h *mcpHub) callAgent(ctx context.Context, c *mcpCall, tenant, id string) *mcp.CallToolResult {
+	query, session, err := parseMCPArgs(c.req.Params.Arguments)
+	if err != nil {
+		return toolError(err.Error())
+	}
 	agent, err := h.s.agents.getIn(ctx, tenant, id)
 	if err != nil {
 		return toolError(notFoundOr(err, "agent", id).Message)
 	}
-	session := c.session
-	for ev, err := range h.s.runTurnStream(ctx, turn.Input{Agent: agent, SessionID: c.session, Message: llm.UserMessage(c.query)}) {
+	for ev, err := range h.s.runTurnStream(ctx, turn.Input{Agent: agent, SessionID: session, Message: llm.UserMessage(query)}) {
 		if err != nil {
 			var te *turn.Error
 			if !errors.As(err, &te) {

@@ -477,8 +477,8 @@ func FuzzMCPArgs(f *testing.F) {
 	})
 }
 
-// TestMCPListChangedAcrossReplicas: an agent created through one replica
-// changes the tool list of an MCP session held by another, through the
+// TestMCPListChangedAcrossReplicas: an agent or a workflow created through
+// one replica changes the tool list of an MCP session held by another, through the
 // Redis invalidation bus.
 func TestMCPListChangedAcrossReplicas(t *testing.T) {
 	url := os.Getenv("WEFT_TEST_REDIS_URL")
@@ -509,6 +509,11 @@ func TestMCPListChangedAcrossReplicas(t *testing.T) {
 	c.waitChanged(t)
 	if names := c.toolNames(t); !slices.Equal(names, []string{"first", "second"}) {
 		t.Fatalf("tools on replica b after a create on replica a = %v", names)
+	}
+	a.saveWorkflow(echoWorkflow("flow"))
+	c.waitChanged(t)
+	if names := c.toolNames(t); !slices.Equal(names, []string{"first", "second", "workflow_flow"}) {
+		t.Fatalf("tools on replica b after a workflow was saved on replica a = %v", names)
 	}
 }
 
