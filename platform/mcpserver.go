@@ -205,7 +205,74 @@ func (h *mcpHub) serve(w http.ResponseWriter, r *http.Request) {
 	// neither it nor the handlers need the secret.
 	r.Header = r.Header.Clone()
 	r.Header.Set("Authorization", "Bearer "+p.Key.ID)
-	h.handler.ServeHTTP(w, r)
+	ew := &mcpErrorWriter{ResponseWriter: w}
+	h.handler.ServeHTTP(ew, r)
+	ew.finish()
+}
+
+// mcpErrorWriter gives the transport errors the SDK writes as plain text
+// (an unknown session, a missing Accept, a malformed body…) the API's
+// error shape, {"error": {"code", "message"}}; JSON-RPC answers and
+// streams pass through untouched.
+type mcpErrorWriter struct {
+	http.ResponseWriter
+	status int // of a captured plain-text error; 0 while passing through
+	msg    []byte
+}
+
+// maxMCPErrorText bounds a captured error message.
+const maxMCPErrorText = 1 << 10
+
+func (w *mcpErrorWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *mcpErrorWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		return w.ResponseWriter.Write(p)
+	}
+	w.msg = append(w.msg, p[:min(len(p), maxMCPErrorText-len(w.msg))]...)
+	return len(p), nil
+}
+
+// Flush keeps SSE streams flowing through the wrapper.
+func (w *mcpErrorWriter) Flush() {
+	if w.status == 0 {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *mcpErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a captured error in the API's shape.
+func (w *mcpErrorWriter) finish() {
+	if w.status == 0 {
+		return
+	}
+	code := CodeInvalidRequest
+	switch {
+	case w.status == http.StatusUnauthorized:
+		code = CodeUnauthorized
+	case w.status == http.StatusForbidden:
+		code = CodeForbidden
+	case w.status == http.StatusNotFound:
+		code = CodeNotFound
+	case w.status == http.StatusConflict:
+		code = CodeConflict
+	case w.status == http.StatusRequestEntityTooLarge:
+		code = CodePayloadTooLarge
+	case w.status == http.StatusTooManyRequests:
+		code = CodeRateLimited
+	case w.status >= 500:
+		code = CodeInternal
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeError(w.ResponseWriter, errorf(w.status, code, "%s", strings.TrimSpace(string(w.msg))))
 }
 
 // server is the SDK's getServer: the caller's tenant's server (loaded by

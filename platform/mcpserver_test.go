@@ -433,6 +433,20 @@ func TestMCPAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the session's own key: %d", resp.StatusCode)
 	}
+
+	// The transport's own errors come in the API's error shape.
+	eb := e.wantError(mcpPost(t.Context(), t, e, same.Key, sid, call), http.StatusForbidden, CodeForbidden)
+	if !strings.Contains(eb.Error.Message, "session") {
+		t.Errorf("another key's use of the session: message %q", eb.Error.Message)
+	}
+	eb = e.wantError(mcpPost(t.Context(), t, e, e.admin, "no-such-session", call), http.StatusNotFound, CodeNotFound)
+	if eb.Error.Message != "session not found" {
+		t.Errorf("unknown session: message %q", eb.Error.Message)
+	}
+	eb = e.wantError(mcpPost(t.Context(), t, e, e.admin, sid, `{"jsonrpc":`), http.StatusBadRequest, CodeInvalidRequest)
+	if eb.Error.Message == "" {
+		t.Errorf("malformed body: empty message")
+	}
 }
 
 // TestMCPSessionLimit: a key opens at most mcpSessionsPerKey sessions;
