@@ -12,27 +12,35 @@ import (
 	"github.com/weftlabs/weft/platform/meta"
 )
 
-// Two replicas over one metadata store and one Redis: a change made
-// through one is seen by the other at once, though both cache.
-func TestReplicasInvalidateThroughRedis(t *testing.T) {
+// replicas returns two servers over one metadata store and one Redis
+// (WEFT_TEST_REDIS_URL): a, made by newEnv with opts, and b, a second
+// replica of a's configuration with a Redis client of its own.
+func replicas(t *testing.T, opts ...envOption) (a, b *testEnv) {
+	t.Helper()
 	url := os.Getenv("WEFT_TEST_REDIS_URL")
 	if url == "" {
 		t.Skip("WEFT_TEST_REDIS_URL not set")
 	}
-	opts, err := redis.ParseURL(url)
+	ro, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.CacheTTL = time.Hour })
+	a = newEnv(t, nil, append([]envOption{func(c *Config) { c.Redis = redis.NewClient(ro) }}, opts...)...)
 	cfgB := a.srv.cfg
-	cfgB.Redis = redis.NewClient(opts)
-	b, err := New(cfgB)
+	cfgB.Redis = redis.NewClient(ro)
+	srvB, err := New(cfgB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb := httptest.NewServer(b)
-	t.Cleanup(func() { hb.Close(); b.Close() })
-	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+	hb := httptest.NewServer(srvB)
+	t.Cleanup(func() { hb.Close(); srvB.Close() })
+	return a, &testEnv{t: t, srv: srvB, http: hb, admin: a.admin}
+}
+
+// Two replicas over one metadata store and one Redis: a change made
+// through one is seen by the other at once, though both cache.
+func TestReplicasInvalidateThroughRedis(t *testing.T) {
+	a, eb := replicas(t, func(c *Config) { c.CacheTTL = time.Hour })
 
 	ag := a.createAgent(a.admin, map[string]any{"name": "shared", "system_prompt": "v1"})
 	var got meta.Agent
@@ -90,24 +98,7 @@ func TestReplicasInvalidateThroughRedis(t *testing.T) {
 // The Redis token bucket is shared by replicas: a key's burst is spent
 // across them, and the refusal carries Retry-After.
 func TestRedisRateLimitSharedByReplicas(t *testing.T) {
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("WEFT_TEST_REDIS_URL not set")
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.RateLimit, c.RateBurst = 0.2, 3 })
-	cfgB := a.srv.cfg
-	cfgB.Redis = redis.NewClient(opts)
-	b, err := New(cfgB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := httptest.NewServer(b)
-	t.Cleanup(func() { hb.Close(); b.Close() })
-	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+	a, eb := replicas(t, func(c *Config) { c.RateLimit, c.RateBurst = 0.2, 3 })
 	for i, e := range []*testEnv{a, eb, a} {
 		if resp := e.do(a.admin, "GET", "/v1/agents", nil, nil); resp.StatusCode != 200 {
 			t.Fatalf("request %d within the shared burst: %d", i, resp.StatusCode)

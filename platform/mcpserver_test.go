@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
@@ -495,24 +492,7 @@ func FuzzMCPArgs(f *testing.F) {
 // one replica changes the tool list of an MCP session held by another, through the
 // Redis invalidation bus.
 func TestMCPListChangedAcrossReplicas(t *testing.T) {
-	url := os.Getenv("WEFT_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("WEFT_TEST_REDIS_URL not set")
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newEnv(t, nil, func(c *Config) { c.Redis = redis.NewClient(opts); c.CacheTTL = time.Hour })
-	cfgB := a.srv.cfg
-	cfgB.Redis = redis.NewClient(opts)
-	b, err := New(cfgB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := httptest.NewServer(b)
-	t.Cleanup(func() { hb.Close(); b.Close() })
-	eb := &testEnv{t: t, srv: b, http: hb, admin: a.admin}
+	a, eb := replicas(t, func(c *Config) { c.CacheTTL = time.Hour })
 
 	a.createAgent(a.admin, map[string]any{"name": "first"})
 	c := eb.mcpClient(a.admin)
