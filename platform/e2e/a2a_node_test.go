@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +21,7 @@ import (
 // (failing with WEFT_TEST_NODE=1, as .ci/run sets it after npm ci).
 func a2aJS(t *testing.T) (string, string) {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "a2a-js")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json"))
-	}
-	if err != nil {
-		if os.Getenv("WEFT_TEST_NODE") == "1" {
-			t.Fatalf("WEFT_TEST_NODE=1 but the A2A SDK is not installed (%v): run npm ci in %s", err, dir)
-		}
-		t.Skipf("the A2A JavaScript SDK is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
-	}
-	return node, dir
+	return nodePackage(t, "a2a-js", "@a2a-js/sdk", "the A2A JavaScript SDK")
 }
 
 // TestA2AJSClient runs the official A2A JavaScript SDK client (@a2a-js/sdk,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -211,4 +212,40 @@ func inProcess(t testing.TB, up *llmtest.Server) (string, string) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// nodePackage returns node and the folder testdata/<folder>, where npm
+// package pkg (what names it in messages) is pinned. Without node or the
+// installed package the test is skipped, or fails with WEFT_TEST_NODE=1
+// (as .ci/run sets it after npm ci).
+func nodePackage(t *testing.T, folder, pkg, what string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join(repoRoot(t), "platform", "e2e", "testdata", folder)
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
+	}
+	if err != nil {
+		if os.Getenv("WEFT_TEST_NODE") == "1" {
+			t.Fatalf("WEFT_TEST_NODE=1 but %s is not installed (%v): run npm ci in %s", what, err, dir)
+		}
+		t.Skipf("%s is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", what, err, dir)
+	}
+	return node, dir
+}
+
+// runNode runs `node script.mjs` in dir with env (beside PATH and a
+// temporary HOME) and returns its standard output.
+func runNode(t *testing.T, node, dir string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
+	}
+	return out
 }

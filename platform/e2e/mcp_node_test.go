@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,18 +20,7 @@ import (
 // it and sets WEFT_TEST_NODE=1, which turns the skip into a failure.
 func TestMCPNodeClient(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "mcp-node")
-	required := os.Getenv("WEFT_TEST_NODE") == "1"
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	}
-	if err != nil {
-		if required {
-			t.Fatalf("WEFT_TEST_NODE=1 but the MCP TypeScript SDK is not installed (%v): run npm ci in %s", err, dir)
-		}
-		t.Skipf("the MCP TypeScript SDK is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
-	}
+	node, dir := nodePackage(t, "mcp-node", "@modelcontextprotocol/sdk", "the MCP TypeScript SDK")
 
 	// The third turn streams 300 words, one every 50 ms: it ends complete
 	// after 15 s unless the cancellation stops it.
@@ -52,15 +37,7 @@ func TestMCPNodeClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "WEFT_URL=" + url, "WEFT_API_KEY=" + key, "WEFT_AGENT=geo"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
-	}
+	out := runNode(t, node, dir, "WEFT_URL="+url, "WEFT_API_KEY="+key, "WEFT_AGENT=geo")
 	type answer struct {
 		Answer    string `json:"answer"`
 		SessionID string `json:"session_id"`

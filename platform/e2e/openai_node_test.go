@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/weftlabs/weft/llmtest"
@@ -22,18 +18,7 @@ import (
 // WEFT_TEST_NODE=1, which turns the skip into a failure.
 func TestOpenAINodeClient(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(repoRoot(t), "platform", "e2e", "testdata", "openai-node")
-	required := os.Getenv("WEFT_TEST_NODE") == "1"
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))
-	}
-	if err != nil {
-		if required {
-			t.Fatalf("WEFT_TEST_NODE=1 but the Node client is not installed (%v): run npm ci in %s", err, dir)
-		}
-		t.Skipf("the OpenAI Node client is not installed (%v); run npm ci --no-audit --no-fund in %s, or .ci/run", err, dir)
-	}
+	node, dir := nodePackage(t, "openai-node", "openai", "the OpenAI Node client")
 
 	up := llmtest.NewServer(
 		llmtest.Reply("Paris is the capital of France."),
@@ -52,16 +37,7 @@ func TestOpenAINodeClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
-		"WEFT_BASE_URL=" + url + "/v1", "WEFT_API_KEY=" + key, "WEFT_MODEL=geo"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
-	}
+	out := runNode(t, node, dir, "WEFT_BASE_URL="+url+"/v1", "WEFT_API_KEY="+key, "WEFT_MODEL=geo")
 	type usage struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
