@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -201,18 +200,7 @@ func TestMCPWorkflowListChanged(t *testing.T) {
 // TestMCPWorkflowCancel: the client cancels a call while the run waits in
 // a node; the run stops and ends cancelled.
 func TestMCPWorkflowCancel(t *testing.T) {
-	entered := make(chan struct{}, 1)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		<-r.Context().Done()
-	}))
-	defer api.Close()
-	e := newEnv(t, nil, allowLoopback)
-	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
-		map[string]any{"id": "start", "kind": "start"},
-		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
-		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
-	}})
+	e, entered := slowWorkflow(t)
 	c := e.mcpClient(e.admin)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

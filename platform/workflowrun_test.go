@@ -52,6 +52,38 @@ func (e *testEnv) runWorkflow(key, ref string, inputs map[string]any) runAnswer 
 	return run
 }
 
+// slowWorkflow makes an environment holding the workflow "slow", whose
+// http node waits until its run is cancelled; entered receives once for
+// each time the node has started.
+func slowWorkflow(t *testing.T) (*testEnv, <-chan struct{}) {
+	t.Helper()
+	entered := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(api.Close)
+	e := newEnv(t, nil, allowLoopback)
+	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
+	}})
+	return e, entered
+}
+
+// startRun runs the workflow ref (blocking, admin key, no inputs) in the
+// background; the channel gets the run's answer.
+func (e *testEnv) startRun(ref string) <-chan runAnswer {
+	done := make(chan runAnswer, 1)
+	go func() {
+		var run runAnswer
+		e.do(e.admin, "POST", "/v1/workflows/"+ref+"/runs", map[string]any{}, &run)
+		done <- run
+	}()
+	return done
+}
+
 // TestWorkflowRunBlockingAndStream: a run answers its outputs and nodes
 // (blocking) or its events (SSE); it is listed and readable after.
 func TestWorkflowRunBlockingAndStream(t *testing.T) {
@@ -231,24 +263,8 @@ func TestWorkflowHTTPGuard(t *testing.T) {
 // TestWorkflowCancel: a run blocked in a node is cancelled through the
 // cancel route; it ends cancelled.
 func TestWorkflowCancel(t *testing.T) {
-	entered := make(chan struct{}, 1)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		<-r.Context().Done()
-	}))
-	defer api.Close()
-	e := newEnv(t, nil, allowLoopback)
-	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
-		map[string]any{"id": "start", "kind": "start"},
-		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
-		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
-	}})
-	done := make(chan runAnswer, 1)
-	go func() {
-		var run runAnswer
-		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
-		done <- run
-	}()
+	e, entered := slowWorkflow(t)
+	done := e.startRun("slow")
 	<-entered
 	var runs []runAnswer
 	e.do(e.admin, "GET", "/v1/workflows/slow/runs", nil, &runs)
@@ -389,25 +405,9 @@ func TestWorkflowUsage(t *testing.T) {
 // TestWorkflowTenantLimit: a tenant cannot start more runs on a replica
 // than the limit (429); once one ends, it can again.
 func TestWorkflowTenantLimit(t *testing.T) {
-	entered := make(chan struct{}, 1)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		<-r.Context().Done()
-	}))
-	defer api.Close()
-	e := newEnv(t, nil, allowLoopback)
+	e, entered := slowWorkflow(t)
 	e.srv.workflows.maxPerTenant = 1
-	e.saveWorkflow(map[string]any{"name": "slow", "nodes": []any{
-		map[string]any{"id": "start", "kind": "start"},
-		map[string]any{"id": "call", "kind": "http", "url": api.URL, "depends_on": []string{"start"}},
-		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"s": "{{ nodes.call.outputs.status }}"}},
-	}})
-	done := make(chan runAnswer, 1)
-	go func() {
-		var run runAnswer
-		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
-		done <- run
-	}()
+	done := e.startRun("slow")
 	<-entered
 	resp := e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, nil)
 	e.wantError(resp, http.StatusTooManyRequests, CodeRateLimited)
@@ -429,12 +429,7 @@ func TestWorkflowTenantLimit(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	again := make(chan runAnswer, 1)
-	go func() {
-		var run runAnswer
-		e.do(e.admin, "POST", "/v1/workflows/slow/runs", map[string]any{}, &run)
-		again <- run
-	}()
+	again := e.startRun("slow")
 	<-entered
 	e.do(e.admin, "GET", "/v1/workflows/slow/runs", nil, &runs)
 	e.do(e.admin, "POST", "/v1/workflows/slow/runs/"+runs[0].ID+"/cancel", nil, nil)
