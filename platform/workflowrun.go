@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 )
 
@@ -429,36 +430,8 @@ func (s *Server) beginRun(ctx context.Context, p principal, wf meta.Workflow, in
 	return run, feed, nil
 }
 
-// runJSON is a run as the API shows it.
-type runJSON struct {
-	ID         string          `json:"id"`
-	WorkflowID string          `json:"workflow_id"`
-	Version    int             `json:"version"`
-	Status     string          `json:"status"`
-	Inputs     json.RawMessage `json:"inputs"`
-	Outputs    json.RawMessage `json:"outputs,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	StartedAt  time.Time       `json:"started_at,omitzero"`
-	FinishedAt time.Time       `json:"finished_at,omitzero"`
-	Nodes      []nodeJSON      `json:"nodes,omitempty"`
-}
-
-// nodeJSON is one finished node of a run.
-type nodeJSON struct {
-	Key        string          `json:"key"`
-	NodeID     string          `json:"node_id"`
-	Inputs     json.RawMessage `json:"inputs,omitempty"`
-	Outputs    json.RawMessage `json:"outputs,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Usage      json.RawMessage `json:"usage,omitempty"`
-	StartedAt  time.Time       `json:"started_at,omitzero"`
-	FinishedAt time.Time       `json:"finished_at,omitzero"`
-	LatencyMS  int64           `json:"latency_ms"`
-}
-
-func toRunJSON(r meta.WorkflowRun) runJSON {
-	return runJSON{ID: r.ID, WorkflowID: r.WorkflowID, Version: r.Version, Status: r.Status, Inputs: r.Inputs, Outputs: r.Outputs,
+func toRunJSON(r meta.WorkflowRun) api.WorkflowRun {
+	return api.WorkflowRun{ID: r.ID, WorkflowID: r.WorkflowID, Version: r.Version, Status: r.Status, Inputs: r.Inputs, Outputs: r.Outputs,
 		Error: r.Error, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
@@ -482,9 +455,9 @@ func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, tenant, id str
 		return
 	}
 	out := toRunJSON(run)
-	out.Nodes = make([]nodeJSON, 0, len(cps))
+	out.Nodes = make([]api.WorkflowNode, 0, len(cps))
 	for _, cp := range cps {
-		out.Nodes = append(out.Nodes, nodeJSON{Key: cp.Key, NodeID: cp.NodeID, Inputs: nullJSON(cp.Inputs), Outputs: nullJSON(cp.Outputs),
+		out.Nodes = append(out.Nodes, api.WorkflowNode{Key: cp.Key, NodeID: cp.NodeID, Inputs: nullJSON(cp.Inputs), Outputs: nullJSON(cp.Outputs),
 			Error: cp.Error, Usage: nullJSON(cp.Usage), StartedAt: cp.StartedAt, FinishedAt: cp.FinishedAt})
 		if n := &out.Nodes[len(out.Nodes)-1]; !n.StartedAt.IsZero() && !n.FinishedAt.IsZero() {
 			n.LatencyMS = n.FinishedAt.Sub(n.StartedAt).Milliseconds()
@@ -517,7 +490,7 @@ func (s *Server) listWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	out := make([]runJSON, 0, len(runs))
+	out := make([]api.WorkflowRun, 0, len(runs))
 	for _, run := range runs {
 		out = append(out, toRunJSON(run))
 	}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/weftlabs/weft/platform/api"
 )
 
 // Workflow is a saved workflow: the server's id, name and version, and the
@@ -33,31 +35,14 @@ func (w *Workflow) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// WorkflowRun is one run of a workflow. Nodes are listed when the run is
-// read on its own (RunWorkflow, GetWorkflowRun), not in lists.
-type WorkflowRun struct {
-	ID         string          `json:"id"`
-	WorkflowID string          `json:"workflow_id"`
-	Version    int             `json:"version"`
-	Status     string          `json:"status"`
-	Inputs     json.RawMessage `json:"inputs"`
-	Outputs    json.RawMessage `json:"outputs,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	StartedAt  time.Time       `json:"started_at"`
-	FinishedAt time.Time       `json:"finished_at"`
-	Nodes      []WorkflowNode  `json:"nodes,omitempty"`
-}
-
-// WorkflowNode is one finished node of a run.
-type WorkflowNode struct {
-	Key       string          `json:"key"`
-	NodeID    string          `json:"node_id"`
-	Inputs    json.RawMessage `json:"inputs,omitempty"`
-	Outputs   json.RawMessage `json:"outputs,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	LatencyMS int64           `json:"latency_ms"`
-}
+// The wire types of workflow runs.
+type (
+	// WorkflowRun is one run of a workflow; Nodes are listed when the run
+	// is read on its own (RunWorkflow, GetWorkflowRun), not in lists.
+	WorkflowRun = api.WorkflowRun
+	// WorkflowNode is one finished node of a run.
+	WorkflowNode = api.WorkflowNode
+)
 
 // ApplyWorkflow saves a workflow definition (JSON or YAML, as in a file):
 // a new version of the workflow of the same name when there is one, else a
