@@ -74,6 +74,20 @@ func (h *maxHeap) pop() distNode {
 	s[0] = s[n]
 	s = s[:n]
 	*h = s
+	s.down()
+	return top
+}
+
+// replaceTop replaces the farthest node with x, which must not be farther:
+// a push followed by a pop in one sift.
+func (h maxHeap) replaceTop(x distNode) {
+	h[0] = x
+	h.down()
+}
+
+// down sifts the top node down to its place.
+func (h maxHeap) down() {
+	s, n := h, len(h)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -90,5 +104,4 @@ func (h *maxHeap) pop() distNode {
 		s[i], s[m] = s[m], s[i]
 		i = m
 	}
-	return top
 }

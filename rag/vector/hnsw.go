@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -204,6 +205,7 @@ func (h *HNSW) Add(ctx context.Context, items ...Item) error {
 // insertAll inserts items whose unit vectors are laid out in unit, in
 // parallel when the batch is large; the caller holds the write lock.
 func (h *HNSW) insertAll(ctx context.Context, items []Item, unit []float32) error {
+	h.grow(len(items))
 	if workers := min(runtime.GOMAXPROCS(0), len(items)/(parallelMin/2)); workers > 1 {
 		return h.addParallel(ctx, items, unit, workers)
 	}
@@ -375,6 +377,19 @@ func (h *HNSW) insert(id string, v []float32, meta map[string]string) {
 	h.link(n, level)
 }
 
+// grow makes room for n more nodes, so that appending them copies each
+// array once instead of at every doubling.
+func (h *HNSW) grow(n int) {
+	h.vecs = slices.Grow(h.vecs, n*h.dim)
+	h.ids = slices.Grow(h.ids, n)
+	h.metas = slices.Grow(h.metas, n)
+	h.dead = slices.Grow(h.dead, n)
+	h.levels = slices.Grow(h.levels, n)
+	h.links0 = slices.Grow(h.links0, n*h.m0)
+	h.count0 = slices.Grow(h.count0, n)
+	h.upper = slices.Grow(h.upper, n)
+}
+
 func (h *HNSW) appendNode(id string, v []float32, meta map[string]string, level int) {
 	h.vecs = append(h.vecs, v...)
 	h.ids = append(h.ids, id)
@@ -499,9 +514,15 @@ func (h *HNSW) greedy(q []float32, ep distNode, l int) distNode {
 // visitedSet marks nodes seen by one search. Instead of clearing it, each
 // search bumps the generation; a slot is visited when it holds the current
 // generation.
+//
+// It also carries a search's scratch buffers (candidate and result heaps,
+// neighbour lists), so that a search allocates only its result.
 type visitedSet struct {
-	gen   uint16
-	marks []uint16
+	gen       uint16
+	marks     []uint16
+	cand      minHeap
+	res       maxHeap
+	buf, todo []uint32
 }
 
 func (h *HNSW) getVisited() *visitedSet {
@@ -542,9 +563,8 @@ type accept func(n uint32) bool
 // routing. The result is sorted closest first.
 func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedSet, ok accept, locks *linkLocks) []distNode {
 	vis.reset()
-	cand := make(minHeap, 0, ef*2)
-	res := make(maxHeap, 0, ef+1)
-	var buf, todo []uint32
+	cand, res, buf, todo := vis.cand[:0], vis.res[:0], vis.buf, vis.todo
+	defer func() { vis.cand, vis.res, vis.buf, vis.todo = cand, res, buf, todo }()
 	for _, e := range eps {
 		if !vis.visit(e.node) {
 			continue
@@ -590,9 +610,10 @@ func (h *HNSW) searchLayer(q []float32, eps []distNode, ef, l int, vis *visitedS
 			if len(res) < ef || d < res[0].d {
 				cand.push(distNode{d, nb})
 				if ok == nil || ok(nb) {
-					res.push(distNode{d, nb})
-					if len(res) > ef {
-						res.pop()
+					if len(res) < ef {
+						res.push(distNode{d, nb})
+					} else {
+						res.replaceTop(distNode{d, nb}) // d beats the farthest
 					}
 				}
 			}
