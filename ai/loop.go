@@ -144,14 +144,9 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 	if fw != nil && fw.close() {
 		return false, errStopped
 	}
-	execs := s.out.ToolExecutions[first:]
-	s.traceTools(ctx, execs)
-	for i := range execs {
-		x := &execs[i]
-		s.inv.notify(ctx, Notice{Kind: NoticeToolExecuted, Execution: x})
-		if s.emit != nil && !s.emit(Event{Kind: EventToolResult, Execution: x}) {
-			return false, errStopped
-		}
+	execs, ok := s.reportTools(ctx, first)
+	if !ok {
+		return false, errStopped
 	}
 	s.out.Intermediate = append(s.out.Intermediate, *resp)
 	if err != nil {
@@ -222,14 +217,9 @@ func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
 			return fmt.Errorf("ai: %w", err)
 		}
 	}
-	execs := s.out.ToolExecutions[first:]
-	s.traceTools(ctx, execs)
-	for i := range execs {
-		x := &execs[i]
-		s.inv.notify(ctx, Notice{Kind: NoticeToolExecuted, Execution: x})
-		if s.emit != nil && !s.emit(Event{Kind: EventToolResult, Execution: x}) {
-			return errStopped
-		}
+	execs, ok := s.reportTools(ctx, first)
+	if !ok {
+		return errStopped
 	}
 	s.out.Text, s.out.Message = resp.Message.Text(), resp.Message
 	s.out.Messages = append(s.out.Messages, resp.Message)
@@ -261,4 +251,20 @@ func (s *turnState) immediate(execs []tool.Execution) bool {
 		}
 	}
 	return true
+}
+
+// reportTools traces the tool executions from first on and announces each
+// (notice, EventToolResult). It returns them, and false when the consumer
+// stopped the stream.
+func (s *turnState) reportTools(ctx context.Context, first int) ([]tool.Execution, bool) {
+	execs := s.out.ToolExecutions[first:]
+	s.traceTools(ctx, execs)
+	for i := range execs {
+		x := &execs[i]
+		s.inv.notify(ctx, Notice{Kind: NoticeToolExecuted, Execution: x})
+		if s.emit != nil && !s.emit(Event{Kind: EventToolResult, Execution: x}) {
+			return execs, false
+		}
+	}
+	return execs, true
 }
