@@ -395,8 +395,14 @@ func (s *SQL) tx(ctx context.Context, f func(*sql.Tx) error) error {
 // Statements of a transaction close with it.
 func (s *SQL) txExec(ctx context.Context, tx *sql.Tx, q string) func(args ...any) error {
 	if p := s.stmts[q]; p != nil {
-		st := tx.StmtContext(ctx, p)
-		return func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }
+		var st *sql.Stmt // bound to tx at the first call: a batch may have no row for q
+		return func(args ...any) error {
+			if st == nil {
+				st = tx.StmtContext(ctx, p)
+			}
+			_, err := st.ExecContext(ctx, args...)
+			return err
+		}
 	}
 	q = s.d.rebind(q)
 	return func(args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
