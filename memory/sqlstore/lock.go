@@ -58,7 +58,7 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 // context of its own; it gets 5 s, after which the lease simply expires.
 func (s *Store) release(key memory.Key, token string) {
 	if s.group != nil {
-		s.group.async(func(ctx context.Context, tx *sql.Tx) error {
+		s.group.Async(func(ctx context.Context, tx *sql.Tx) error {
 			_, err := s.execContext(ctx, tx, s.queries.lockRelease, key.Tenant, key.Agent, key.Session, token)
 			return err
 		}, func(error) { s.wakeups.Wake(key.String()) })
@@ -82,7 +82,7 @@ func (s *Store) execOne(ctx context.Context, args func() []any, query string) (b
 		return n == 1, err
 	}
 	var one bool
-	err := s.group.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := s.execContext(ctx, tx, query, args()...)
 		if err != nil {
 			return err

@@ -63,6 +63,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/weftlabs/weft/internal/sqlgroup"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/internal/lease"
@@ -100,7 +101,7 @@ type Store struct {
 	dialect dialect
 	queries queries
 	stmts   map[string]*sql.Stmt // SQLite's hot statements, prepared once; read-only after open
-	group   *group               // SQLite: every write goes through it (group commit)
+	group   *sqlgroup.Group      // SQLite: every write goes through it (group commit)
 	wakeups lease.Wakeups
 }
 
@@ -137,7 +138,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 	s := newStore(db, nil, sqlite)
-	s.group = newGroup(db)
+	s.group = sqlgroup.New(db)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: open sqlite %s: %w", path, err)
@@ -264,7 +265,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close releases the store's connections.
 func (s *Store) Close() error {
 	if s.group != nil {
-		s.group.wait() // asynchronous writes (lease releases) end first
+		s.group.Wait() // asynchronous writes (lease releases) end first
 	}
 	for _, st := range s.stmts {
 		st.Close()
@@ -472,7 +473,7 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 		}
 	}
 	var out []memory.Record
-	err := s.group.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		out, err = s.appendIn(ctx, tx, key, in, ids, hasSystem, now)
 		return err
@@ -718,7 +719,7 @@ func (s *Store) Trim(ctx context.Context, key memory.Key, before int64) error {
 // inTx runs fn in a transaction: on SQLite a group-committed one.
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	if s.group != nil {
-		return s.group.do(ctx, fn)
+		return s.group.Do(ctx, fn)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

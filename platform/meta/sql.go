@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/weftlabs/weft/internal/sqlgroup"
 )
 
 // dialect is the little that differs between SQLite and PostgreSQL here.
@@ -52,9 +54,11 @@ type SQL struct {
 	db    *sql.DB
 	d     dialect
 	stmts map[string]*sql.Stmt // SQLite: the hot queries, prepared at open, by their text; read-only after
-	// creates group-commits new sessions (SQLite, whose one writer at a
-	// time makes commits the cost); nil on PostgreSQL.
-	creates *creates
+	// creates group-commits new sessions on SQLite: a turn on a new
+	// conversation stores its session before it answers, and at hundreds
+	// of new conversations a second a commit each is most of the store's
+	// work. Nil on PostgreSQL.
+	creates *sqlgroup.Group
 }
 
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
@@ -89,7 +93,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 		return nil, err
 	}
 	s.stmts = map[string]*sql.Stmt{}
-	s.creates = &creates{}
+	s.creates = sqlgroup.New(db)
 	for _, q := range []string{qKeyByID, qAgent, qSession, qCreateSession, qTouchSession, qAddUsage, qPutTrace} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
@@ -692,10 +696,13 @@ func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
 
 // CreateSession implements [Store].
 func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
+	args := []any{ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, micros(ss.CreatedAt), micros(ss.UpdatedAt)}
 	if s.creates != nil {
-		return s.creates.create(ctx, s, ss)
+		return wrap("create session", s.creates.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return s.txExec(ctx, tx, qCreateSession)(args...)
+		}))
 	}
-	_, err := s.exec(ctx, qCreateSession, sessionArgs(ss)...)
+	_, err := s.exec(ctx, qCreateSession, args...)
 	return wrap("create session", err)
 }
 

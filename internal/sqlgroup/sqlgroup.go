@@ -1,4 +1,11 @@
-package sqlstore
+// Package sqlgroup group-commits the writes of concurrent callers on one
+// database (SQLite, whose single writer makes every commit — its WAL
+// frames and the lock handover between writers — the cost of a small
+// write): the writes queued while one transaction runs share the next one.
+// It is written here because database/sql has no such mechanism and the
+// SQLite drivers offer none; the session store (memory/sqlstore) and the
+// platform's metadata store (platform/meta) share it.
+package sqlgroup
 
 import (
 	"context"
@@ -7,9 +14,8 @@ import (
 	"sync"
 )
 
-// group commits the writes of concurrent callers together (SQLite only):
-// every write of the store (appends, lease changes, deletes, trims) is a
-// function run inside a transaction, and the functions queued while one
+// Group commits the writes of concurrent callers together: every write is
+// a function run inside a transaction, and the functions queued while one
 // transaction runs share the next one, so that under load a commit (its
 // WAL frames, and the lock handover between writers) is paid once for
 // many writes instead of once each. A caller returns once the transaction
@@ -25,7 +31,7 @@ import (
 // transaction are then run again, each in its own transaction, so one
 // failure fails one caller. Functions must therefore compute their results
 // afresh on every run.
-type group struct {
+type Group struct {
 	db *sql.DB
 
 	mu      sync.Mutex
@@ -44,17 +50,18 @@ type write struct {
 	after func(error)
 }
 
-var errLead = errors.New("sqlstore: lead the group commit")
+var errLead = errors.New("sqlgroup: lead the group commit")
 
-func newGroup(db *sql.DB) *group {
-	g := &group{db: db}
+// New returns a group committing to db.
+func New(db *sql.DB) *Group {
+	g := &Group{db: db}
 	g.idle = sync.NewCond(&g.mu)
 	return g
 }
 
-// do runs fn in a transaction shared with concurrent writes and returns
+// Do runs fn in a transaction shared with concurrent writes and returns
 // once it has committed. A write still queued when ctx ends is not run.
-func (g *group) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func (g *Group) Do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -72,8 +79,8 @@ func (g *group) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx)
 	return err
 }
 
-// async queues fn and returns at once; after is called with its outcome.
-func (g *group) async(fn func(ctx context.Context, tx *sql.Tx) error, after func(error)) {
+// Async queues fn and returns at once; after is called with its outcome.
+func (g *Group) Async(fn func(ctx context.Context, tx *sql.Tx) error, after func(error)) {
 	w := &write{ctx: context.Background(), fn: fn, after: after}
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -88,7 +95,7 @@ func (g *group) async(fn func(ctx context.Context, tx *sql.Tx) error, after func
 // lead runs one transaction with every queued write, then hands the lead
 // to the next queued synchronous caller, or runs the next transaction
 // itself when only asynchronous writes are queued.
-func (g *group) lead() {
+func (g *Group) lead() {
 	for {
 		g.mu.Lock()
 		batch := g.queue
@@ -114,7 +121,7 @@ func (g *group) lead() {
 }
 
 // run runs batch in one transaction, or each write alone when one fails.
-func (g *group) run(batch []*write) {
+func (g *Group) run(batch []*write) {
 	live := batch[:0]
 	for _, w := range batch {
 		if err := w.ctx.Err(); err != nil {
@@ -141,7 +148,7 @@ func (g *group) run(batch []*write) {
 // tx runs ws in one transaction. Statements do not see the callers'
 // contexts: a write that started runs to its end (it is short), so that a
 // caller leaving cannot fail the others' transaction.
-func (g *group) tx(ws []*write) error {
+func (g *Group) tx(ws []*write) error {
 	ctx := context.Background()
 	tx, err := g.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -164,8 +171,8 @@ func (w *write) finish(err error) {
 	}
 }
 
-// wait returns once no write is queued or running.
-func (g *group) wait() {
+// Wait returns once no write is queued or running.
+func (g *Group) Wait() {
 	g.mu.Lock()
 	for g.leading {
 		g.idle.Wait()
