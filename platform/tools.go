@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -374,7 +375,13 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, c := range children {
-		if err := ts.store.CreateTool(r.Context(), c); err != nil {
+		err := ts.store.CreateTool(r.Context(), c)
+		if errors.Is(err, meta.ErrConflict) && ts.hasChild(r.Context(), p.Tenant, d.ID, c.Name) {
+			// The server announced a change (tools/list_changed) as soon as
+			// it was connected, and listChanged recorded this tool first.
+			continue
+		}
+		if err != nil {
 			ts.store.DeleteTool(context.WithoutCancel(r.Context()), p.Tenant, d.ID)
 			ts.forget(p.Tenant, d.ID)
 			if errors.Is(err, meta.ErrConflict) {
@@ -462,6 +469,15 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts.list(w, r)
+}
+
+// hasChild reports whether MCP server id has a tool record named name.
+func (ts *tools) hasChild(ctx context.Context, tenant, id, name string) bool {
+	recs, err := ts.store.ListTools(ctx, tenant)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(recs, func(t meta.Tool) bool { return t.ParentID == id && t.Name == name })
 }
 
 // syncChildren makes the tool records of MCP server id match the tools it
