@@ -337,6 +337,25 @@ var migrations = []string{
 		seq {int64} NOT NULL,
 		PRIMARY KEY (tenant_id, run_id, key)
 	);`,
+	// A2A tasks, shared by the replicas and kept across restarts: the
+	// task as JSON, its state, the server instance running it and the
+	// time after which an unfinished task is taken to be lost with it
+	// (see a2atasks.go).
+	`CREATE TABLE a2a_tasks (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		agent_id TEXT NOT NULL,
+		context_id TEXT NOT NULL,
+		state TEXT NOT NULL,
+		final INTEGER NOT NULL,
+		owner TEXT NOT NULL,
+		data TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		stale_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id)
+	);
+	CREATE INDEX a2a_tasks_updated ON a2a_tasks(updated_at);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
