@@ -2,14 +2,17 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftlabs/weft/llm"
@@ -28,58 +31,201 @@ import (
 // (contextId = session id): a message that carries the contextId of an
 // earlier answer continues that conversation. The task is the turn; its id
 // is the id of the answer's message (the id GET /v1/sessions/{id}/messages
-// and the turn's trace use). Tasks are kept in memory on the replica that
-// ran them, the newest a2aTasksPerTenant of each tenant: tasks/get and
-// tasks/cancel reach a task on that replica only (sessions, and so
-// multi-turn conversations, are shared by all replicas).
-
-// a2aTasksPerTenant bounds the tasks kept per tenant (oldest dropped).
-const a2aTasksPerTenant = 500
+// and the turn's trace use).
+//
+// Tasks are stored in the metadata store (meta.A2ATask), so every replica
+// and a restarted server find them: the replica running a task writes it
+// when the turn starts, at each change of state and when it ends, with
+// the answer (never per streamed chunk); while it runs, that replica also
+// holds it in memory with the answer so far. tasks/get reads the live copy
+// when this replica runs the task, else the stored one. tasks/cancel of a
+// task another replica runs marks it canceled in the store and cancels the
+// turn through the bus (topic "cancel", as POST /v1/chat/cancel; the turn
+// is registered under the task id); that replica ends the task canceled.
+// A stored task left unfinished past its stale time (the agent's turn
+// timeout, the session lock wait and a minute after its last write) lost
+// its server, and reads as failed. Tasks are kept as long as turn traces
+// (Config.TraceRetention, default 7 days), counted from their last write.
 
 // a2aArtifactID names the answer's artifact.
 const a2aArtifactID = "answer"
 
-// a2aTask is a task and what is needed to cancel it.
+// a2aStaleGrace is how long past its turn's deadline a task may stay
+// unfinished in the store before it reads as lost: time for the owner's
+// last write.
+const a2aStaleGrace = time.Minute
+
+// a2aTask is a task this replica runs, and what is needed to cancel it.
 type a2aTask struct {
+	tenant   string
 	agentID  string
 	task     a2a.Task
 	answer   strings.Builder
 	canceled bool
+	created  time.Time
+	// staleAfter bounds the turn, from any write of the task: past it, an
+	// unfinished stored task was lost with this replica.
+	staleAfter time.Duration
 }
 
-// a2aTaskStore keeps the recent tasks of each tenant.
+// a2aTaskDB is what A2A tasks need of the metadata store (meta.SQL).
+type a2aTaskDB interface {
+	PutA2ATask(ctx context.Context, t meta.A2ATask) error
+	FinishA2ATask(ctx context.Context, t meta.A2ATask) (bool, error)
+	A2ATask(ctx context.Context, tenant, id string) (meta.A2ATask, error)
+	PruneA2ATasks(ctx context.Context, before time.Time) (int64, error)
+}
+
+// a2aTaskStore holds the tasks this replica runs and stores every task.
+// Without a store (a metadata store that keeps no A2A tasks), a task is
+// found only while it runs.
 type a2aTaskStore struct {
-	mu    sync.Mutex
-	tasks map[string]*a2aTask // tenant \x00 task id
-	order map[string][]string // tenant → task ids, oldest first
+	mu        sync.Mutex
+	live      map[string]*a2aTask // tenant \x00 task id
+	db        a2aTaskDB
+	owner     string        // this server instance
+	retention time.Duration // of stored tasks, from their last write
+	log       *slog.Logger
+	lastPrune atomic.Int64 // unix nanos
+	pruning   sync.Mutex
 }
 
-func (ts *a2aTaskStore) put(tenant string, t *a2aTask) {
+func newA2ATaskStore(db a2aTaskDB, owner string, retention time.Duration, log *slog.Logger) *a2aTaskStore {
+	return &a2aTaskStore{live: map[string]*a2aTask{}, db: db, owner: owner, retention: retention, log: log}
+}
+
+// start holds t while it runs and stores it.
+func (ts *a2aTaskStore) start(t *a2aTask) {
+	ts.mu.Lock()
+	ts.live[t.tenant+"\x00"+t.task.ID] = t
+	ts.mu.Unlock()
+	ts.save(t)
+}
+
+// finish stores t, over, and stops holding it.
+func (ts *a2aTaskStore) finish(t *a2aTask) {
+	ts.save(t)
+	ts.mu.Lock()
+	delete(ts.live, t.tenant+"\x00"+t.task.ID)
+	ts.mu.Unlock()
+}
+
+// save writes t to the store. A failed write is logged: the task is then
+// found on this replica only while it runs, and a stored unfinished copy
+// reads as lost once stale.
+func (ts *a2aTaskStore) save(t *a2aTask) {
+	if ts.db == nil {
+		return
+	}
+	ts.mu.Lock()
+	snap := t.snapshot(nil)
+	ts.mu.Unlock()
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return
+	}
+	now := time.Now().UTC()
+	row := meta.A2ATask{TenantID: t.tenant, ID: snap.ID, AgentID: t.agentID, ContextID: snap.ContextID,
+		State: string(snap.Status.State), Final: snap.Status.State.Terminal(), Owner: ts.owner, Data: data,
+		CreatedAt: t.created, UpdatedAt: now, StaleAt: now.Add(t.staleAfter)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.db.PutA2ATask(ctx, row); err != nil {
+		ts.log.Warn("A2A task not stored; other replicas do not see its state", "task", snap.ID, "state", snap.Status.State, "err", err)
+	}
+	ts.prune(now)
+}
+
+// prune drops the expired tasks, at most once a minute per server.
+func (ts *a2aTaskStore) prune(now time.Time) {
+	last := ts.lastPrune.Load()
+	if now.UnixNano()-last < int64(time.Minute) || !ts.lastPrune.CompareAndSwap(last, now.UnixNano()) || !ts.pruning.TryLock() {
+		return
+	}
+	go func() {
+		defer ts.pruning.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if n, err := ts.db.PruneA2ATasks(ctx, now.Add(-ts.retention)); err != nil {
+			ts.log.Warn("expired A2A tasks not pruned", "err", err)
+		} else if n > 0 {
+			ts.log.Debug("pruned expired A2A tasks", "count", n)
+		}
+	}()
+}
+
+// liveTask is a task of the agent this replica runs.
+func (ts *a2aTaskStore) liveTask(tenant, agentID, id string) *a2aTask {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.tasks == nil {
-		ts.tasks, ts.order = map[string]*a2aTask{}, map[string][]string{}
+	if t := ts.live[tenant+"\x00"+id]; t != nil && t.agentID == agentID {
+		return t
 	}
-	ids := ts.order[tenant]
-	if len(ids) >= a2aTasksPerTenant {
-		delete(ts.tasks, tenant+"\x00"+ids[0])
-		ids = ids[1:]
+	return nil
+}
+
+// notFound is the error of a task no replica knows.
+func (ts *a2aTaskStore) notFound(id string) *a2a.Error {
+	if ts.db == nil {
+		return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept while they run only: the metadata store keeps none)", id)
 	}
-	ts.order[tenant] = append(ids, t.task.ID)
-	ts.tasks[tenant+"\x00"+t.task.ID] = t
+	return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept %v after their last change)", id, ts.retention)
+}
+
+// stored reads a stored task of the agent. An unfinished task past its
+// stale time reads as failed: the server running it stopped.
+func (ts *a2aTaskStore) stored(ctx context.Context, tenant, agentID, id string) (*a2a.Task, *a2a.Error) {
+	if ts.db == nil {
+		return nil, ts.notFound(id)
+	}
+	row, err := ts.db.A2ATask(ctx, tenant, id)
+	if errors.Is(err, meta.ErrNotFound) || (err == nil && row.AgentID != agentID) {
+		return nil, ts.notFound(id)
+	}
+	if err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: the store failed: %v", id, err)
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(row.Data, &t); err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: stored task unreadable: %v", id, err)
+	}
+	if !t.Status.State.Terminal() && time.Now().After(row.StaleAt) {
+		text := fmt.Sprintf("%s: the task was lost: the server running it (%s) stopped before it ended; it was last updated at %s",
+			CodeInternal, row.Owner, row.UpdatedAt.Format(time.RFC3339))
+		t.Status = a2a.Status{State: a2a.StateFailed, Timestamp: row.StaleAt.Format(time.RFC3339Nano),
+			Message: &a2a.Message{MessageID: t.ID, ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}}
+	}
+	return &t, nil
 }
 
 // view returns a copy of a task of the agent, its history cut to the last
-// n messages when n is set. A task of another agent of the tenant is not
-// found at this agent's endpoint.
-func (ts *a2aTaskStore) view(tenant, agentID, id string, n *int) (*a2a.Task, bool) {
+// n messages when n is set: the live one when this replica runs it, else
+// the stored one. A task of another agent of the tenant is not found at
+// this agent's endpoint.
+func (ts *a2aTaskStore) view(ctx context.Context, tenant, agentID, id string, n *int) (*a2a.Task, *a2a.Error) {
+	if t := ts.liveTask(tenant, agentID, id); t != nil {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return t.snapshot(n), nil
+	}
+	t, e := ts.stored(ctx, tenant, agentID, id)
+	if e != nil {
+		return nil, e
+	}
+	cutHistory(t, n)
+	return t, nil
+}
+
+// canceledByBus marks a live task canceled when its turn is cancelled
+// through the bus (from another replica's tasks/cancel, or
+// POST /v1/chat/cancel by message id): the turn ends as canceled.
+func (ts *a2aTaskStore) canceledByBus(tenant, key string) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	t, ok := ts.tasks[tenant+"\x00"+id]
-	if !ok || t.agentID != agentID {
-		return nil, false
+	if t := ts.live[tenant+"\x00"+key]; t != nil && !t.task.Status.State.Terminal() {
+		t.canceled = true
+		t.task.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
 	}
-	return t.snapshot(n), true
 }
 
 // update changes a task under the store's lock.
@@ -93,13 +239,18 @@ func (ts *a2aTaskStore) update(t *a2aTask, f func(*a2aTask)) {
 func (t *a2aTask) snapshot(n *int) *a2a.Task {
 	out := t.task
 	out.History = append([]a2a.Message(nil), t.task.History...)
-	if n != nil && len(out.History) > *n {
-		out.History = out.History[len(out.History)-*n:]
-	}
+	cutHistory(&out, n)
 	if t.answer.Len() > 0 {
 		out.Artifacts = []a2a.Artifact{{ArtifactID: a2aArtifactID, Name: a2aArtifactID, Parts: []a2a.Part{a2a.TextPart(t.answer.String())}}}
 	}
 	return &out
+}
+
+// cutHistory keeps the last n messages of t's history when n is set.
+func cutHistory(t *a2a.Task, n *int) {
+	if n != nil && len(t.History) > *n {
+		t.History = t.History[len(t.History)-*n:]
+	}
 }
 
 // a2aRoutes registers the A2A endpoints.
@@ -232,17 +383,17 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 			fail(perr)
 			return
 		}
+		var t *a2a.Task
 		if req.Op == a2a.MethodCancelTask {
-			if perr := s.a2aCancel(p.Tenant, agent.ID, tp.ID); perr != nil {
-				fail(perr)
-				return
-			}
+			t, perr = s.a2aCancel(r.Context(), p.Tenant, agent.ID, tp.ID)
+		} else {
+			t, perr = s.a2aTasks.view(r.Context(), p.Tenant, agent.ID, tp.ID, nil)
 		}
-		t, ok := s.a2aTasks.view(p.Tenant, agent.ID, tp.ID, tp.HistoryLength)
-		if !ok {
-			fail(a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", tp.ID, a2aTasksPerTenant))
+		if perr != nil {
+			fail(perr)
 			return
 		}
+		cutHistory(t, tp.HistoryLength)
 		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.EncodeTask(t, req.Dialect)))
 	default:
 		sp, perr := a2a.DecodeSendParams(req.Params)
@@ -254,23 +405,55 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// a2aCancel cancels a running task of the agent.
-func (s *Server) a2aCancel(tenant, agentID, id string) *a2a.Error {
-	t, ok := s.a2aTasks.view(tenant, agentID, id, nil)
-	if !ok {
-		return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept on the replica that ran them, the newest %d per tenant)", id, a2aTasksPerTenant)
+// a2aCancel cancels a running task of the agent and returns it. A task
+// this replica runs is cancelled here; one another replica runs is marked
+// canceled in the store (unless it is over meanwhile) and its turn
+// cancelled through the bus.
+func (s *Server) a2aCancel(ctx context.Context, tenant, agentID, id string) (*a2a.Task, *a2a.Error) {
+	ts := s.a2aTasks
+	if t := ts.liveTask(tenant, agentID, id); t != nil {
+		var snap *a2a.Task
+		canceled := false
+		ts.update(t, func(t *a2aTask) {
+			if !t.task.Status.State.Terminal() {
+				t.canceled, canceled = true, true
+				t.task.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
+			}
+			snap = t.snapshot(nil)
+		})
+		if !canceled {
+			return nil, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is %s", id, snap.Status.State)
+		}
+		ts.save(t)
+		s.turns.cancel(tenant+"\x00"+id, errCancelledByClient)
+		return snap, nil
+	}
+	t, e := ts.stored(ctx, tenant, agentID, id)
+	if e != nil {
+		return nil, e
 	}
 	if t.Status.State.Terminal() {
-		return a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is %s", id, t.Status.State)
+		return nil, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is %s", id, t.Status.State)
 	}
-	s.a2aTasks.mu.Lock()
-	if st := s.a2aTasks.tasks[tenant+"\x00"+id]; st != nil && !st.task.Status.State.Terminal() {
-		st.canceled = true
-		st.task.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
+	t.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: %v", id, err)
 	}
-	s.a2aTasks.mu.Unlock()
-	s.turns.cancel(tenant+"\x00"+id, errCancelledByClient)
-	return nil
+	ok, err := ts.db.FinishA2ATask(ctx, meta.A2ATask{TenantID: tenant, ID: id, State: string(a2a.StateCanceled), Data: data, UpdatedAt: time.Now().UTC()})
+	if err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: the store failed: %v", id, err)
+	}
+	if !ok { // it ended meanwhile
+		now, e := ts.stored(ctx, tenant, agentID, id)
+		if e != nil {
+			return nil, e
+		}
+		return nil, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is %s", id, now.Status.State)
+	}
+	// The turn is registered under the task id on the replica running it.
+	s.bus.publish(ctx, "cancel", tenant, id)
+	return t, nil
 }
 
 func a2aNow() string { return time.Now().UTC().Format(time.RFC3339Nano) }
@@ -343,12 +526,20 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 	}
 	user := sp.Message
 	user.ContextID, user.TaskID = first.SessionID, first.MessageID
-	t := &a2aTask{agentID: agent.ID, task: a2a.Task{ID: first.MessageID, ContextID: first.SessionID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
-	s.a2aTasks.put(p.Tenant, t)
+	tt := agent.Timeouts
+	tt.Defaults()
+	t := &a2aTask{tenant: p.Tenant, agentID: agent.ID, created: time.Now().UTC(),
+		staleAfter: s.lockWait() + time.Duration(tt.TurnMS)*time.Millisecond + a2aStaleGrace,
+		task:       a2a.Task{ID: first.MessageID, ContextID: first.SessionID, Status: a2a.Status{State: a2a.StateSubmitted, Timestamp: a2aNow()}, History: []a2a.Message{user}}}
+	s.a2aTasks.start(t)
 
 	if background {
-		s.a2aTasks.update(t, func(t *a2aTask) { t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()} })
-		view := s.a2aView(p.Tenant, t, sp.HistoryLength)
+		s.a2aTasks.update(t, func(t *a2aTask) {
+			if !t.canceled {
+				t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}
+			}
+		})
+		view := s.a2aView(t, sp.HistoryLength)
 		go func() {
 			// Off the request's goroutine, a panic would end the process.
 			defer func() {
@@ -358,6 +549,7 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 					s.a2aTasks.update(t, func(t *a2aTask) {
 						t.task.Status = a2a.Status{State: a2a.StateFailed, Timestamp: a2aNow()}
 					})
+					s.a2aTasks.finish(t)
 				}
 			}()
 			s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
@@ -367,7 +559,7 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 	}
 	if !req.Streams() {
 		s.a2aRunTurn(next, stop, t, func(a2a.Event) error { return nil })
-		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: s.a2aView(p.Tenant, t, sp.HistoryLength)}.Encode(req.Dialect)))
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.Event{Task: s.a2aView(t, sp.HistoryLength)}.Encode(req.Dialect)))
 		return
 	}
 	s.metrics.activeStreams.Inc()
@@ -379,9 +571,9 @@ func (s *Server) a2aSend(w http.ResponseWriter, r *http.Request, req *a2a.Reques
 	s.a2aRunTurn(next, stop, t, func(ev a2a.Event) error { return sw.data(a2a.Result(req.ID, ev.Encode(req.Dialect))) })
 }
 
-// a2aView is a copy of task t, also when newer tasks have dropped it from
-// the store.
-func (s *Server) a2aView(tenant string, t *a2aTask, n *int) *a2a.Task {
+// a2aView is a copy of task t, also once it has ended (and is no longer
+// held live).
+func (s *Server) a2aView(t *a2aTask, n *int) *a2a.Task {
 	s.a2aTasks.mu.Lock()
 	defer s.a2aTasks.mu.Unlock()
 	return t.snapshot(n)
@@ -404,6 +596,7 @@ func (s *Server) a2aRunTurn(next func() (turn.Event, error, bool), stop func(), 
 			t.task.Status = a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}
 		}
 	})
+	s.a2aTasks.save(t)
 	gone = gone || emit(a2a.Event{StatusUpdate: &a2a.StatusUpdate{TaskID: taskID, ContextID: contextID, Status: a2a.Status{State: a2a.StateWorking, Timestamp: a2aNow()}}}) != nil
 	chunks := 0
 	chunk := func(text string, last bool) error {
@@ -462,6 +655,9 @@ func (s *Server) a2aRunTurn(next func() (turn.Event, error, bool), stop func(), 
 		}
 		status = t.task.Status
 	})
+	// Stored before the client hears the end, so that any replica it asks
+	// next has it.
+	s.a2aTasks.finish(t)
 	if gone {
 		return
 	}

@@ -147,8 +147,9 @@ type Server struct {
 
 	turns   *turnRegistry
 	engines engines
-	// a2aTasks are the A2A tasks this replica ran (a2aserver.go).
-	a2aTasks a2aTaskStore
+	// a2aTasks are the A2A tasks: those this replica runs, and the store
+	// (a2aserver.go).
+	a2aTasks *a2aTaskStore
 
 	knowledge knowledgeService
 	tools     *tools
@@ -220,6 +221,11 @@ func New(cfg Config) (*Server, error) {
 	s.bus.subscribe("key", s.keys.invalidate)
 	s.bus.subscribe("agent", s.agents.invalidate)
 	s.initSessions()
+	// A cancelled A2A task is marked before its turn is cancelled, so that
+	// it ends canceled (A2A tasks are kept as long as traces).
+	tdb, _ := cfg.Meta.(a2aTaskDB)
+	s.a2aTasks = newA2ATaskStore(tdb, cfg.Instance, cmp.Or(max(cfg.TraceRetention, 0), DefaultTraceRetention), cfg.Logger)
+	s.bus.subscribe("cancel", s.a2aTasks.canceledByBus)
 	s.bus.subscribe("cancel", func(tenant, key string) { s.turns.cancel(tenant+"\x00"+key, errCancelledByClient) })
 	switch {
 	case cfg.RateLimit < 0:
