@@ -209,7 +209,11 @@ func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, in
 // "workflow:<name>": the last user message is the run's input (a JSON
 // object of inputs, or the text itself when the workflow has one string
 // input), the outputs the answer (the one string output as it is, else
-// JSON). A stream carries the answer in one chunk.
+// JSON). A stream passes on the model's tokens as they come when the one
+// output is an llm node's text ([workflow.Definition.StreamedOutput]);
+// otherwise it carries the answer in one chunk when the run ends. As on
+// the agents' path, the stream starts with the first piece of answer, so
+// a run that fails before it is an HTTP error.
 func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api.ChatCompletionRequest, ref string, query string) {
 	p := principalFrom(r.Context())
 	wf, e := s.workflow(r.Context(), ref)
@@ -234,39 +238,104 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 			return
 		}
 	}
-	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, nil)
-	if err != nil {
-		writeOpenAIError(w, workflowModelError(err))
-		return
-	}
-	content := ""
-	if len(outputs) == 1 {
-		for _, v := range outputs {
-			content, _ = v.(string)
-		}
-	}
-	if content == "" {
-		b, _ := json.Marshal(outputs)
-		content = string(b)
-	}
 	id, created, model := meta.NewID("chatcmpl"), time.Now().Unix(), "workflow:"+wf.Name
-	u := api.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}
 	if !req.Stream {
+		outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, nil)
+		if err != nil {
+			writeOpenAIError(w, workflowModelError(err))
+			return
+		}
+		content := workflowAnswer(outputs)
 		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
 			Choices: []api.ChatChoice{{Message: api.AnswerMessage{Role: "assistant", Content: &content}, FinishReason: "stop"}},
-			Usage:   u})
+			Usage:   workflowUsage(usage)})
 		return
 	}
-	sw := newSSEWriter(w, s.frameDeadline())
-	stopReason, role := "stop", "assistant"
-	sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-		Choices: []api.ChunkChoice{{Delta: api.ChunkDelta{Role: role, Content: &content}}}})
-	sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-		Choices: []api.ChunkChoice{{Delta: api.ChunkDelta{}, FinishReason: &stopReason}}})
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+	var (
+		sw       *sseWriter
+		streamed strings.Builder
+		gone     bool // the client stopped reading
+	)
+	stop := make(chan struct{})
+	defer close(stop)
+	chunk := func(delta api.ChunkDelta, finish *string) {
+		if !gone && sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+			Choices: []api.ChunkChoice{{Delta: delta, FinishReason: finish}}}) != nil {
+			gone = true
+		}
+	}
+	send := func(text string) {
+		if sw == nil {
+			s.metrics.activeStreams.Inc()
+			sw = newSSEWriter(w, s.frameDeadline())
+			go sw.keepAlive(s.pingInterval(), stop)
+			chunk(api.ChunkDelta{Role: "assistant", Content: new(string)}, nil)
+		}
+		chunk(api.ChunkDelta{Content: &text}, nil)
+	}
+	defer func() {
+		if sw != nil {
+			s.metrics.activeStreams.Dec()
+		}
+	}()
+	var onEvent func(runEvent)
+	if node, ok := def.StreamedOutput(); ok {
+		onEvent = func(ev runEvent) {
+			d, _ := ev.data.(map[string]any)
+			if text, _ := d["text"].(string); ev.name == "node.delta" && d["key"] == node && text != "" {
+				streamed.WriteString(text)
+				send(text)
+			}
+		}
+	}
+	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, onEvent)
+	if err != nil {
+		if sw == nil {
+			writeOpenAIError(w, workflowModelError(err))
+			return
+		}
+		if !gone {
+			sw.data(openAIErrorBody(workflowModelError(err)))
+		}
+		return
+	}
+	content := workflowAnswer(outputs)
+	if rest, ok := strings.CutPrefix(content, streamed.String()); ok {
+		if rest != "" || sw == nil {
+			send(rest)
+		}
+	} else {
+		// The tokens passed on are not the start of the output: only
+		// redaction of a secret split across tokens can do that.
+		s.log.WarnContext(r.Context(), "workflow stream differs from its output", "request_id", requestID(r.Context()), "workflow", wf.ID)
+	}
+	stopReason := "stop"
+	chunk(api.ChunkDelta{}, &stopReason)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !gone {
+		u := workflowUsage(usage)
 		sw.data(api.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []api.ChunkChoice{}, Usage: &u})
 	}
-	sw.raw([]byte("data: [DONE]\n\n"))
+	if !gone {
+		sw.raw([]byte("data: [DONE]\n\n"))
+	}
+}
+
+// workflowAnswer is a run's outputs as a workflow model's answer: the one
+// string output as it is, else the outputs as JSON.
+func workflowAnswer(outputs map[string]any) string {
+	if len(outputs) == 1 {
+		for _, v := range outputs {
+			if s, ok := v.(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	b, _ := json.Marshal(outputs)
+	return string(b)
+}
+
+func workflowUsage(u llm.Usage) api.Usage {
+	return api.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
 
 // workflowModelError is the API error of a workflow run that failed as a

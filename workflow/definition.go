@@ -316,3 +316,44 @@ func (d *Definition) InputSchema() json.RawMessage {
 	}
 	return nil
 }
+
+// StreamedOutput returns the ID of the node whose text is, verbatim, the
+// run's one output, so that its [NodeDelta] events spell out that output
+// while the run goes on: the definition has one end node with one output,
+// which is exactly the reference {{ nodes.ID.outputs.text }} to a
+// top-level llm node that is tried once and fails the run when it fails
+// (so no retry or default can replace text already passed on). It
+// reports false for any other shape.
+func (d *Definition) StreamedOutput() (string, bool) {
+	var end *Node
+	for i := range d.Nodes {
+		if d.Nodes[i].Kind == KindEnd {
+			if end != nil {
+				return "", false
+			}
+			end = &d.Nodes[i]
+		}
+	}
+	if end == nil || len(end.Outputs) != 1 {
+		return "", false
+	}
+	var out any
+	for _, v := range end.Outputs {
+		out = v
+	}
+	v, err := parseValue(out)
+	if err != nil || v.kind != valRef || v.ref.root != rootNode || v.ref.node == "" || len(v.ref.path) != 1 || v.ref.path[0] != "text" {
+		return "", false
+	}
+	for i := range d.Nodes {
+		n := &d.Nodes[i]
+		if n.ID != v.ref.node {
+			continue
+		}
+		if n.Kind != KindLLM || (n.Retry != nil && n.Retry.MaxAttempts > 1) || (n.OnError != nil && n.OnError.Action != "" && n.OnError.Action != FailRun) {
+			return "", false
+		}
+		return n.ID, true
+	}
+	return "", false
+}

@@ -230,3 +230,36 @@ func TestParse(t *testing.T) {
 		t.Errorf("marshal %s %v", b, err)
 	}
 }
+
+// TestStreamedOutput: only a single end output that is exactly an llm
+// node's text, from a node tried once that fails the run, is streamed.
+func TestStreamedOutput(t *testing.T) {
+	const head = `{"name":"w","nodes":[{"id":"start","kind":"start","inputs":{"q":{"type":"string"}}},`
+	cases := []struct {
+		name, nodes, want string
+	}{
+		{"llm text", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}"},{"id":"end","kind":"end","outputs":{"out":"{{ nodes.a.outputs.text }}"}}`, "a"},
+		{"explicit fail action", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}","on_error":{"action":"fail"}},{"id":"end","kind":"end","outputs":{"out":"{{nodes.a.outputs.text}}"}}`, "a"},
+		{"text inside a template", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}"},{"id":"end","kind":"end","outputs":{"out":"Answer: {{ nodes.a.outputs.text }}"}}`, ""},
+		{"two outputs", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}"},{"id":"end","kind":"end","outputs":{"out":"{{ nodes.a.outputs.text }}","q":"{{ inputs.q }}"}}`, ""},
+		{"retried", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}","retry":{"max_attempts":2}},{"id":"end","kind":"end","outputs":{"out":"{{ nodes.a.outputs.text }}"}}`, ""},
+		{"default on failure", `{"id":"a","kind":"llm","model":"m","prompt":"{{ inputs.q }}","on_error":{"action":"continue","default":{"text":"sorry"}}},{"id":"end","kind":"end","outputs":{"out":"{{ nodes.a.outputs.text }}"}}`, ""},
+		{"template node", `{"id":"a","kind":"template","template":"{{ inputs.q }}"},{"id":"end","kind":"end","outputs":{"out":"{{ nodes.a.outputs.text }}"}}`, ""},
+		{"input", `{"id":"end","kind":"end","outputs":{"out":"{{ inputs.q }}"}}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			def, err := workflow.Parse([]byte(head + c.nodes + `]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := def.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := def.StreamedOutput()
+			if got != c.want || ok != (c.want != "") {
+				t.Fatalf("StreamedOutput() = %q, %v; want %q", got, ok, c.want)
+			}
+		})
+	}
+}
