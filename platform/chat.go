@@ -3,6 +3,7 @@ package platform
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 			return
 		}
 	}
-	events := s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: req.SessionID, Message: llm.UserMessage(req.Query), User: req.User})
+	events := sessionHeader(w, s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: req.SessionID, Message: llm.UserMessage(req.Query), User: req.User}))
 	if !req.Stream {
 		ans, err := turn.Collect(events)
 		if err != nil {
@@ -102,6 +103,22 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 		if writeEvent(sw, ev) != nil {
 			// The client went away: leaving the loop cancels the turn.
 			return
+		}
+	}
+}
+
+// sessionHeader passes events on and sets X-Weft-Session on w when the
+// turn starts, so that a blocking turn that fails still names the session
+// that keeps the user's message (a stream names it in chat.created).
+func sessionHeader(w http.ResponseWriter, events iter.Seq2[turn.Event, error]) iter.Seq2[turn.Event, error] {
+	return func(yield func(turn.Event, error) bool) {
+		for ev, err := range events {
+			if err == nil && ev.Kind == turn.Started {
+				w.Header().Set("X-Weft-Session", ev.SessionID)
+			}
+			if !yield(ev, err) {
+				return
+			}
 		}
 	}
 }

@@ -2,11 +2,13 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/provider/scripted"
 )
 
@@ -126,6 +128,50 @@ func TestTurnObserved(t *testing.T) {
 	for _, secretish := range []string{"ask the expert", "The answer is 42", "what is the answer"} {
 		if strings.Contains(logs.String(), secretish) {
 			t.Errorf("the log holds content %q:\n%s", secretish, logs.String())
+		}
+	}
+}
+
+// TestFailedTurnTraceByQuestion: a turn that fails before any text stores
+// only the user's message; its trace is found from that message's id, as
+// it is from the answer's id. Another session's message is not found.
+func TestFailedTurnTraceByQuestion(t *testing.T) {
+	failing := scripted.New(scripted.Fail(errors.New("upstream: 529 overloaded")))
+	e := newEnv(t, nil, multiModel(map[string]*scripted.Model{"failing": failing}))
+	a := e.createAgent(e.admin, map[string]any{"name": "fragile", "model": "scripted/failing"})
+	resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "hello"}, nil)
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body(resp))
+	}
+	session := resp.Header.Get("X-Weft-Session")
+	if session == "" {
+		t.Fatal("a failed blocking turn does not name its session (X-Weft-Session)")
+	}
+	var msgs []struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+	}
+	e.do(e.admin, "GET", "/v1/sessions/"+session+"/messages", nil, &msgs)
+	if len(msgs) != 1 || msgs[0].Role != "user" || msgs[0].ID == "" {
+		t.Fatalf("messages %+v, want the user's message only", msgs)
+	}
+	var tr turnTrace
+	if resp := e.do(e.admin, "GET", "/v1/sessions/"+session+"/messages/"+msgs[0].ID+"/trace", nil, &tr); resp.StatusCode != 200 {
+		t.Fatalf("trace: %d %s", resp.StatusCode, body(resp))
+	}
+	if tr.Outcome != CodeModelError || !strings.Contains(tr.Error, "overloaded") || tr.MessageID+"-q" != msgs[0].ID {
+		t.Fatalf("trace %+v", tr)
+	}
+	var other api.ChatAnswer
+	e.do(e.admin, "POST", "/v1/agents/"+e.createAgent(e.admin, map[string]any{"name": "steady"}).ID+"/chat", map[string]any{"query": "hi"}, &other)
+	e.wantError(e.do(e.admin, "GET", "/v1/sessions/"+other.SessionID+"/messages/"+msgs[0].ID+"/trace", nil, nil), 404, CodeNotFound)
+}
+
+func TestTurnOfRecord(t *testing.T) {
+	for id, want := range map[string]string{"m1-q": "m1", "m1-r0": "m1", "m1-r12": "m1", "m1": "", "-q": "", "m1-r": "", "m1-rx": "", "a-r2-q": "a-r2"} {
+		got, ok := turnOfRecord(id)
+		if got != want || ok != (want != "") {
+			t.Errorf("turnOfRecord(%q) = %q, %v; want %q", id, got, ok, want)
 		}
 	}
 }

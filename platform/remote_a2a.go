@@ -49,7 +49,7 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 		remoteContext, _ = strings.CutPrefix(recs[0].Message.Text(), remoteSessionPrefix)
 	}
 	userMsg := llm.UserMessage(in.query)
-	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
+	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: questionRecordID(in.answerID), Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
 		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
 	}
 

@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -430,9 +431,14 @@ func (s *Server) turnTraceRoute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	msg := r.PathValue("message")
+	msg := strings.TrimSpace(r.PathValue("message"))
 	s.ledger.flush(r.Context())
-	tr, err := s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, strings.TrimSpace(msg))
+	tr, err := s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, msg)
+	if answer, ok := turnOfRecord(msg); ok && errors.Is(err, meta.ErrNotFound) {
+		// A turn that failed before any text stored no answer: its trace
+		// is found from the message that started it.
+		tr, err = s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, answer)
+	}
 	if err != nil {
 		e := notFoundOr(err, "trace of message", msg)
 		if e.Code == CodeNotFound {

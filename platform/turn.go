@@ -185,11 +185,11 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		for i, m := range in.toolResults {
 			n := tokens.MessageTokens(counter, m)
 			fixed += n
-			newRecs = append(newRecs, memory.Record{ID: in.answerID + "-r" + strconv.Itoa(i), Message: m, Tokens: n})
+			newRecs = append(newRecs, memory.Record{ID: toolResultRecordID(in.answerID, i), Message: m, Tokens: n})
 		}
 	} else {
 		fixed += tokens.MessageTokens(counter, aug.Message)
-		newRecs = append(newRecs, memory.Record{ID: in.answerID + "-q", Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)})
+		newRecs = append(newRecs, memory.Record{ID: questionRecordID(in.answerID), Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)})
 	}
 	if system != "" {
 		fixed += tokens.MessageTokens(counter, llm.SystemMessage(system))
@@ -370,6 +370,29 @@ func (s *Server) classifyTurnError(ctx context.Context, err error, model string)
 	s.metrics.modelErrors.WithLabelValues(model).Inc()
 	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
 	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+}
+
+// The records a turn stores before its answer are named after the
+// answer's id: the user's message questionRecordID, the client's tool
+// results toolResultRecordID; turnOfRecord reads the answer's id back.
+func questionRecordID(answer string) string { return answer + "-q" }
+
+func toolResultRecordID(answer string, i int) string { return answer + "-r" + strconv.Itoa(i) }
+
+// turnOfRecord returns the answer id of the turn that stored record id
+// when it is the turn's user message or one of the client's tool results.
+func turnOfRecord(id string) (string, bool) {
+	if answer, ok := strings.CutSuffix(id, "-q"); ok && answer != "" {
+		return answer, true
+	}
+	i := strings.LastIndex(id, "-r")
+	if i <= 0 || i+2 == len(id) {
+		return "", false
+	}
+	if _, err := strconv.ParseUint(id[i+2:], 10, 32); err != nil {
+		return "", false
+	}
+	return id[:i], true
 }
 
 // roundLog rebuilds a turn's finished tool rounds from its events, so that

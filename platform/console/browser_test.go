@@ -39,6 +39,7 @@ const (
 	markGate = "[gate]" // stream the first word, then wait for the test
 	markHold = "[hold]" // stream the first word, then wait for the turn to be cancelled
 	markLong = "[long]" // stream a 2,000-token Markdown answer
+	markFail = "[fail]" // fail before any text, as an overloaded upstream does
 )
 
 // gatedModel is the scripted demo model with a hand on its stream: the test
@@ -106,6 +107,11 @@ func (m *gatedModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm
 			}
 			yield(llm.UsageChunk(llm.Usage{PromptTokens: 10, CompletionTokens: 2000, TotalTokens: 2010}), nil)
 			yield(llm.Chunk{Type: llm.ChunkFinish, FinishReason: llm.FinishStop}, nil)
+		}
+	}
+	if strings.Contains(q, markFail) {
+		return func(yield func(llm.Chunk, error) bool) {
+			yield(llm.Chunk{}, errors.New("upstream: 529 overloaded"))
 		}
 	}
 	inner := m.demo.Stream(ctx, req)

@@ -65,6 +65,37 @@ func TestStopTurn(t *testing.T) {
 	e.noPageErrors()
 }
 
+// TestFailedTurnTrace: a turn that fails before any text stores only the
+// user's message; the sessions browser marks it unanswered and shows its
+// trace (found from the user message), which names the failure.
+func TestFailedTurnTrace(t *testing.T) {
+	e := newEnv(t)
+	id := e.createAgent("fragile")
+	e.signIn(e.admin)
+	e.goTo("#/chat/" + id)
+	e.ask("hello " + markFail)
+	e.until("the turn marked failed", `document.querySelector('.msg.assistant')?.dataset.state === 'failed'`)
+	var sessions []struct{ ID string }
+	e.api(e.admin, "GET", "/v1/sessions?agent_id="+id, nil, &sessions)
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions", len(sessions))
+	}
+	e.goTo("#/sessions/" + sessions[0].ID)
+	e.until("the unanswered turn", `document.querySelector('.session-view .msg.assistant')?.dataset.state === 'failed'`)
+	if got := e.text(".session-view .msg.assistant .state"); !strings.Contains(got, "no answer") {
+		t.Fatalf("unanswered turn labelled %q", got)
+	}
+	e.do(chromedp.Click(chromedp.CSS(`.session-view .msg.assistant details.trace > summary`)))
+	e.until("the trace loaded", `document.querySelector('.session-view details.trace')?.dataset.loaded === 'true'`)
+	if head := e.text(".session-view .trace-head"); !strings.Contains(head, "model_error") {
+		t.Fatalf("trace head %q, want the failure's outcome", head)
+	}
+	if got := e.text(".session-view details.trace"); !strings.Contains(got, "overloaded") {
+		t.Fatalf("trace %q, want the upstream's error", got)
+	}
+	e.noPageErrors()
+}
+
 // TestModelOutputIsInert sends a prompt-injection answer (the demo model
 // repeats the query) with an <img onerror>, a <script> and javascript:
 // links: nothing runs, no element is made from them, and the text stays

@@ -157,32 +157,43 @@ function userMessage(container, text) {
 
 // renderTranscript shows stored messages (GET /v1/sessions/{id}/messages):
 // user turns, answers with their tool rounds, partial and failed answers
-// marked, each answer with its trace when opts.sessionID is given.
+// marked, each answer with its trace when opts.sessionID is given. A user
+// message that no answer follows is a turn that failed before any text
+// (or is still running): it is marked so, with its trace, which the server
+// finds from the user message's id.
 export function renderTranscript(container, messages, who, opts = {}) {
   let turn = null;
-  let answerID = '';
+  let traceID = ''; // the answer's id, else the id of the message that started the turn
+  let unanswered = false;
   const end = () => {
+    if (!turn && unanswered) {
+      turn = new Turn(container, who);
+      turn.setState('failed', 'no answer stored');
+    }
     if (!turn) return;
     turn.finish();
-    turn.trace(opts.sessionID, answerID, opts.names);
+    turn.trace(opts.sessionID, traceID, opts.names);
   };
   for (const m of messages) {
     if (m.role === 'user') {
       end();
       turn = null;
-      answerID = '';
+      traceID = m.id || '';
+      unanswered = true;
       userMessage(container, m.content);
     } else if (m.role === 'assistant') {
+      unanswered = false;
       if (!turn) {
         turn = new Turn(container, who);
         turn.setState('done', '');
       }
       turn.setText(m.content);
-      if (m.id) answerID = m.id;
+      if (m.id) traceID = m.id;
       for (const c of m.tool_calls || []) turn.toolCall(c);
       if (m.partial) turn.setState('partial', 'partial');
       if (m.is_error) turn.setState('failed', 'failed');
     } else if (m.role === 'tool') {
+      unanswered = false;
       if (!turn) {
         turn = new Turn(container, who);
         turn.setState('done', '');
