@@ -58,9 +58,9 @@ func startNode(def *workflow.Definition) *workflow.Node {
 }
 
 // checkRunInputs checks a run's inputs against the start node's
-// declaration before the run is stored: unknown and missing inputs, and
-// the JSON type of each. The engine checks them again in depth (enums,
-// nested fields).
+// declaration before the run is stored: unknown and missing inputs and the
+// JSON type of each (a 400 naming the input), then in depth as the engine
+// will (nested fields, items, enums: a 400 naming the path).
 func checkRunInputs(def *workflow.Definition, inputs map[string]any) *apiError {
 	start := startNode(def)
 	if start == nil {
@@ -90,6 +90,11 @@ func checkRunInputs(def *workflow.Definition, inputs map[string]any) *apiError {
 		if got := jsonKind(v); got != sc.Type && !(sc.Type == workflow.TypeNumber && got == workflow.TypeInteger) {
 			return bad(name, "want %s, got %s", sc.Type, got)
 		}
+	}
+	if err := def.CheckInputs(inputs); err != nil {
+		e := invalid("%s", strings.Replace(err.Error(), "workflow: invalid inputs: ", "inputs.", 1))
+		e.Param = "inputs"
+		return e
 	}
 	return nil
 }

@@ -438,6 +438,43 @@ func TestWorkflowTenantLimit(t *testing.T) {
 	}
 }
 
+// TestWorkflowRunDeepInputs: an input that matches its declared type at
+// the top but not inside (a nested field, an item, an enum) is a 400 that
+// names the path, and no run is made.
+func TestWorkflowRunDeepInputs(t *testing.T) {
+	e := newEnv(t, nil)
+	e.saveWorkflow(map[string]any{"name": "triage", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"ticket": map[string]any{
+			"type": "object", "required": []string{"title"},
+			"properties": map[string]any{
+				"title":    map[string]any{"type": "string"},
+				"priority": map[string]any{"type": "string", "enum": []string{"low", "high"}},
+				"tags":     map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			}}}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"title": "{{ inputs.ticket.title }}"}},
+	}})
+	for _, c := range []struct {
+		ticket map[string]any
+		want   string
+	}{
+		{map[string]any{"priority": "low"}, `inputs.ticket: missing field "title"`},
+		{map[string]any{"title": "t", "priority": "urgent"}, `inputs.ticket.priority: "urgent" is not one of ["low","high"]`},
+		{map[string]any{"title": "t", "tags": []any{"a", 2}}, `inputs.ticket.tags[1]: want string, got number`},
+	} {
+		var eb struct{ Error struct{ Code, Message, Param string } }
+		resp := e.do(e.admin, "POST", "/v1/workflows/triage/runs", map[string]any{"inputs": map[string]any{"ticket": c.ticket}}, &eb)
+		if resp.StatusCode != http.StatusBadRequest || eb.Error.Param != "inputs" || eb.Error.Message != c.want {
+			t.Errorf("%v: %d %+v, want 400 %q", c.ticket, resp.StatusCode, eb, c.want)
+		}
+	}
+	if runs := e.workflowRuns("triage"); len(runs) != 0 {
+		t.Fatalf("%d runs made of bad inputs", len(runs))
+	}
+	if run := e.runWorkflow(e.admin, "triage", map[string]any{"ticket": map[string]any{"title": "t", "priority": "high", "tags": []any{"x"}}}); run.Status != meta.RunSucceeded || run.Outputs["title"] != "t" {
+		t.Fatalf("good inputs: %+v", run)
+	}
+}
+
 // TestWorkflowParallelismBounded: 24 independent http nodes of one run
 // are in flight at most workflowParallelism at a time.
 func TestWorkflowParallelismBounded(t *testing.T) {

@@ -342,6 +342,21 @@ func Collect(events iter.Seq2[Event, error]) (*Result, error) {
 	return res, nil
 }
 
+// CheckInputs checks inputs against the start node's declaration as
+// [Engine.Run] does before a run starts: unknown and missing inputs, and
+// each value's type, required fields and enums, in depth. Its error wraps
+// [ErrInputs] and names the offending path ("ticket.tags[2]: want string,
+// got number"). A definition without a start node takes any inputs.
+func (d *Definition) CheckInputs(inputs map[string]any) error {
+	for i := range d.Nodes {
+		if d.Nodes[i].Kind == KindStart {
+			_, err := conformInputs(&d.Nodes[i], inputs)
+			return err
+		}
+	}
+	return nil
+}
+
 // conformInputs checks the run's inputs against the start node's
 // declaration and fills in defaults.
 func conformInputs(start *Node, inputs map[string]any) (map[string]any, error) {

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -261,5 +262,34 @@ func TestStreamedOutput(t *testing.T) {
 				t.Fatalf("StreamedOutput() = %q, %v; want %q", got, ok, c.want)
 			}
 		})
+	}
+}
+
+// TestCheckInputs: the inputs a run would refuse are refused before it,
+// with the offending path, wrapping ErrInputs.
+func TestCheckInputs(t *testing.T) {
+	def, err := workflow.Parse([]byte(`{"name":"w","nodes":[{"id":"start","kind":"start","inputs":{
+		"n":{"type":"integer"},"opts":{"type":"object","properties":{"mode":{"type":"string","enum":["a","b"]}}}}},
+		{"id":"end","kind":"end","outputs":{"n":"{{ inputs.n }}"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := def.CheckInputs(map[string]any{"n": 2, "opts": map[string]any{"mode": "a"}}); err != nil {
+		t.Fatalf("good inputs: %v", err)
+	}
+	for in, want := range map[string]string{
+		`{"n": 1.5, "opts": {}}`:           "n: want integer",
+		`{"n": 1, "opts": {"mode": "c"}}`:  `opts.mode: "c" is not one of ["a","b"]`,
+		`{"opts": {}}`:                     `missing input "n"`,
+		`{"n": 1, "opts": {}, "extra": 1}`: `unknown input "extra"`,
+	} {
+		var inputs map[string]any
+		if err := json.Unmarshal([]byte(in), &inputs); err != nil {
+			t.Fatal(err)
+		}
+		err := def.CheckInputs(inputs)
+		if !errors.Is(err, workflow.ErrInputs) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrInputs naming %q", in, err, want)
+		}
 	}
 }
