@@ -113,6 +113,27 @@ func (s *SQL) ListKBs(ctx context.Context, tenant string) ([]KnowledgeBase, erro
 	return out, wrap("list knowledge bases", rows.Err())
 }
 
+// UpdateKB stores a knowledge base's changed settings under its id; its
+// documents and chunks are untouched. A name another of the tenant's
+// knowledge bases has is ErrConflict, an unknown id ErrNotFound.
+func (s *SQL) UpdateKB(ctx context.Context, kb KnowledgeBase) error {
+	cfg, _ := json.Marshal(kb)
+	res, err := s.exec(ctx, `UPDATE knowledge_bases SET name = ?, config = ? WHERE tenant_id = ? AND id = ?`,
+		kb.Name, string(cfg), kb.TenantID, kb.ID)
+	return updated("update knowledge base "+kb.ID, res, err)
+}
+
+// updated wraps the outcome of an UPDATE of one row: no row is ErrNotFound.
+func updated(op string, res sql.Result, err error) error {
+	if err != nil {
+		return wrap(op, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("meta: %s: %w", op, ErrNotFound)
+	}
+	return nil
+}
+
 // DeleteKB removes a knowledge base with its documents, uploads and chunks.
 func (s *SQL) DeleteKB(ctx context.Context, tenant, id string) error {
 	if err := s.deleteOne(ctx, "delete knowledge base "+id, `DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?`, tenant, id); err != nil {
@@ -192,6 +213,15 @@ func (s *SQL) CreateTool(ctx context.Context, t Tool) error {
 	_, err := s.exec(ctx, `INSERT INTO tools (tenant_id, id, name, kind, parent_id, config, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.TenantID, t.ID, t.Name, t.Kind, t.ParentID, string(t.Config), micros(t.CreatedAt))
 	return wrap("create tool "+t.Name, err)
+}
+
+// UpdateTool stores a tool's changed name and definition under its id; its
+// kind, parent and creation date stay. A name another of the tenant's
+// tools has is ErrConflict, an unknown id ErrNotFound.
+func (s *SQL) UpdateTool(ctx context.Context, t Tool) error {
+	res, err := s.exec(ctx, `UPDATE tools SET name = ?, config = ? WHERE tenant_id = ? AND id = ?`,
+		t.Name, string(t.Config), t.TenantID, t.ID)
+	return updated("update tool "+t.ID, res, err)
 }
 
 const toolColumns = `id, name, kind, parent_id, config, created_at`
