@@ -27,6 +27,7 @@ type kbStore interface {
 	CreateKB(ctx context.Context, kb meta.KnowledgeBase) error
 	KB(ctx context.Context, tenant, id string) (meta.KnowledgeBase, error)
 	ListKBs(ctx context.Context, tenant string) ([]meta.KnowledgeBase, error)
+	UpdateKB(ctx context.Context, kb meta.KnowledgeBase) error
 	DeleteKB(ctx context.Context, tenant, id string) error
 	PutDocument(ctx context.Context, d meta.Document) error
 	Document(ctx context.Context, tenant, kb, id string) (meta.Document, error)
@@ -291,6 +292,7 @@ func (k *knowledge) routes(s *Server) {
 	s.handle("POST /v1/knowledge-bases", k.create)
 	s.handle("GET /v1/knowledge-bases", k.list)
 	s.handle("GET /v1/knowledge-bases/{id}", k.get)
+	s.handle("PUT /v1/knowledge-bases/{id}", k.update)
 	s.handle("DELETE /v1/knowledge-bases/{id}", k.delete)
 	s.handle("POST /v1/knowledge-bases/{id}/documents", k.upload)
 	s.handle("GET /v1/knowledge-bases/{id}/documents", k.documents)
@@ -384,6 +386,54 @@ func (k *knowledge) get(w http.ResponseWriter, r *http.Request) {
 	if e != nil {
 		writeError(w, e)
 		return
+	}
+	writeJSON(w, http.StatusOK, k.view(r.Context(), kb))
+}
+
+// update: PUT /v1/knowledge-bases/{id} {name?, chunk_size?,
+// chunk_overlap?, embedding_model?} renames a knowledge base, keeping its
+// id, documents and chunks. The other fields may be sent as they are:
+// changing one would mean chunking or embedding every document again, so
+// a changed value is a 400 asking for a new knowledge base. Absent fields
+// keep their values.
+//
+// Nothing is invalidated: a loaded knowledge base's handle is its indexes,
+// keyed by id, and recall reads the record itself from the store.
+func (k *knowledge) update(w http.ResponseWriter, r *http.Request) {
+	var req createKBRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	kb, e := k.kbOf(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	rebuild := func(field string) {
+		writeError(w, invalid("field %q: knowledge base %q keeps its chunks as they were made and embedded; changing %s means making them again: create a new knowledge base and ingest the documents into it", field, kb.Name, field))
+	}
+	switch {
+	case req.ChunkSize != 0 && req.ChunkSize != kb.ChunkSize:
+		rebuild("chunk_size")
+		return
+	case req.ChunkOverlap != nil && *req.ChunkOverlap != kb.ChunkOverlap:
+		rebuild("chunk_overlap")
+		return
+	case req.EmbeddingModel != nil && strings.TrimSpace(*req.EmbeddingModel) != kb.EmbeddingModel:
+		rebuild("embedding_model")
+		return
+	}
+	if name := strings.TrimSpace(req.Name); name != "" && name != kb.Name {
+		kb.Name = name
+		if err := k.store.UpdateKB(r.Context(), kb); err != nil {
+			if errors.Is(err, meta.ErrConflict) {
+				writeError(w, errorf(http.StatusConflict, CodeConflict, "a knowledge base named %q already exists", kb.Name))
+				return
+			}
+			writeError(w, notFoundOr(err, "knowledge base", kb.ID))
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, k.view(r.Context(), kb))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ type toolStore interface {
 	CreateTool(ctx context.Context, t meta.Tool) error
 	Tool(ctx context.Context, tenant, id string) (meta.Tool, error)
 	ListTools(ctx context.Context, tenant string) ([]meta.Tool, error)
+	UpdateTool(ctx context.Context, t meta.Tool) error
 	DeleteTool(ctx context.Context, tenant, id string) error
 }
 
@@ -93,23 +95,42 @@ type sqlDef struct {
 
 // tools is the registry's runtime: tools built from their records, kept
 // while their records live, and MCP connections shared by their tools.
+// Each is kept with the definition it was made from, and made again when
+// the record read for a turn no longer has that definition (the record was
+// updated, maybe through another replica): the "tool" topic of the bus only
+// frees what an update or delete left behind sooner.
 type tools struct {
 	s     *Server
 	store toolStore
 
 	mu    sync.Mutex
-	built map[string]tool.Tool       // tenant\x00id → http and sql tools
-	mcp   map[string]*mcptool.Server // tenant\x00server id → connection
+	built map[string]builtTool // tenant\x00id → http and sql tools
+	mcp   map[string]mcpConn   // tenant\x00server id → connection
+}
+
+// builtTool is an http or sql tool and the record config it was built from.
+type builtTool struct {
+	t   tool.Tool
+	cfg string
+}
+
+// mcpConn is an MCP server's connection and the record config it was made from.
+type mcpConn struct {
+	srv *mcptool.Server
+	cfg string
 }
 
 func newTools(s *Server, store toolStore) *tools {
-	return &tools{s: s, store: store, built: map[string]tool.Tool{}, mcp: map[string]*mcptool.Server{}}
+	ts := &tools{s: s, store: store, built: map[string]builtTool{}, mcp: map[string]mcpConn{}}
+	s.bus.subscribe("tool", ts.forget)
+	return ts
 }
 
 func (ts *tools) routes(s *Server) {
 	s.handle("POST /v1/tools", ts.create)
 	s.handle("GET /v1/tools", ts.list)
 	s.handle("GET /v1/tools/{id}", ts.get)
+	s.handle("PUT /v1/tools/{id}", ts.update)
 	s.handle("DELETE /v1/tools/{id}", ts.delete)
 	s.handle("POST /v1/tools/{id}/refresh", ts.refresh)
 	s.handle("POST /v1/tools/{id}/invoke", ts.invoke)
@@ -148,15 +169,28 @@ func (ts *tools) build(tenant string, d toolDef) (tool.Tool, error) {
 	return nil, errors.New("unknown tool kind " + d.Kind)
 }
 
-// server returns the connection to an MCP server record, connecting once.
-func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool.Server, error) {
-	key := tenant + "\x00" + d.ID
+// server returns the connection to an MCP server record, connecting once
+// per definition: a connection made from another definition of the record
+// is closed and replaced.
+func (ts *tools) server(ctx context.Context, rec meta.Tool) (*mcptool.Server, error) {
+	key := rec.TenantID + "\x00" + rec.ID
 	ts.mu.Lock()
-	srv, ok := ts.mcp[key]
+	c, ok := ts.mcp[key]
 	ts.mu.Unlock()
-	if ok {
-		return srv, nil
+	if ok && c.cfg == string(rec.Config) {
+		return c.srv, nil
 	}
+	d := ts.view(rec)
+	srv, err := ts.connect(ctx, rec.TenantID, d)
+	if err != nil {
+		return nil, err
+	}
+	return ts.install(rec.TenantID, rec.ID, string(rec.Config), srv), nil
+}
+
+// connect makes a connection to the MCP server of definition d of tenant,
+// owned by the caller until installed.
+func (ts *tools) connect(ctx context.Context, tenant string, d toolDef) (*mcptool.Server, error) {
 	id := d.ID
 	opts := []mcptool.Option{mcptool.WithLookup(ts.s.lookup(tenant, d.RegisteredByAdmin)),
 		// The server's notifications/tools/list_changed updates its tool
@@ -175,15 +209,28 @@ func (ts *tools) server(ctx context.Context, tenant string, d toolDef) (*mcptool
 		srv.Close()
 		return nil, err
 	}
+	return srv, nil
+}
+
+// install shares srv as the connection of MCP server id, made from the
+// record config cfg, and returns the connection to use: one of the same
+// config installed meanwhile wins (srv is closed); one of another config
+// is replaced and closed.
+func (ts *tools) install(tenant, id, cfg string, srv *mcptool.Server) *mcptool.Server {
+	key := tenant + "\x00" + id
 	ts.mu.Lock()
-	if prev, ok := ts.mcp[key]; ok {
+	prev, ok := ts.mcp[key]
+	if ok && prev.cfg == cfg {
 		ts.mu.Unlock()
 		srv.Close()
-		return prev, nil
+		return prev.srv
 	}
-	ts.mcp[key] = srv
+	ts.mcp[key] = mcpConn{srv: srv, cfg: cfg}
 	ts.mu.Unlock()
-	return srv, nil
+	if ok {
+		prev.srv.Close()
+	}
+	return srv
 }
 
 // runnable returns the tools a record stands for: itself (http, sql, an MCP
@@ -198,21 +245,25 @@ func (ts *tools) runnable(ctx context.Context, rec meta.Tool) ([]tool.Tool, erro
 	case kindHTTP, kindSQL:
 		key := rec.TenantID + "\x00" + rec.ID
 		ts.mu.Lock()
-		t, ok := ts.built[key]
+		b, ok := ts.built[key]
 		ts.mu.Unlock()
-		if ok {
-			return []tool.Tool{t}, nil
+		if ok && b.cfg == string(rec.Config) {
+			return []tool.Tool{b.t}, nil
 		}
 		t, err := ts.build(rec.TenantID, d)
 		if err != nil {
 			return nil, err
 		}
 		ts.mu.Lock()
-		ts.built[key] = t
+		prev, replaced := ts.built[key]
+		ts.built[key] = builtTool{t: t, cfg: string(rec.Config)}
 		ts.mu.Unlock()
+		if c, ok := prev.t.(io.Closer); replaced && ok && prev.cfg != string(rec.Config) {
+			c.Close()
+		}
 		return []tool.Tool{t}, nil
 	case kindMCP:
-		srv, err := ts.server(ctx, rec.TenantID, d)
+		srv, err := ts.server(ctx, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -276,6 +327,76 @@ func (ts *tools) validateToolRefs(ctx context.Context, a *meta.Agent) *apiError 
 	return nil
 }
 
+// check validates a definition as POST and PUT /v1/tools receive it, for
+// principal p: its name, who may register its kind, and the kind's
+// settings (secret references, an http or sql tool's build). An MCP
+// server is not connected to here.
+func (ts *tools) check(p principal, d *toolDef) *apiError {
+	switch {
+	case !tool.ValidName(d.Name):
+		return invalid("field \"name\": want 1 to 64 letters, digits, _ or -")
+	case strings.HasPrefix(d.Name, delegatePrefix):
+		return invalid("field \"name\": names starting with %q are reserved for delegation", delegatePrefix)
+	}
+	// A stdio MCP server runs a command on this machine, and a SQL tool
+	// reads a database named by this machine's environment: only an admin
+	// key may register them.
+	if !p.Key.Admin && (d.Kind == kindSQL || d.Kind == kindMCP && d.MCP != nil && d.MCP.Transport == mcptool.Stdio) {
+		return errorf(http.StatusForbidden, CodeForbidden, "only an admin key may register %s tools: they run commands or read databases of the server", map[bool]string{true: "SQL", false: "stdio MCP"}[d.Kind == kindSQL])
+	}
+	switch d.Kind {
+	case kindHTTP:
+		if d.HTTP == nil {
+			return invalid("field \"http\" is required for kind \"http\"")
+		}
+		if e := ts.s.checkRefs("http.headers", d.HTTP.Headers, p.Key.Admin); e != nil {
+			return e
+		}
+		if _, err := ts.build(p.Tenant, *d); err != nil {
+			return invalid("field \"http\": %v", err)
+		}
+	case kindSQL:
+		if d.SQL == nil {
+			return invalid("field \"sql\" is required for kind \"sql\"")
+		}
+		if err := sqltool.CheckQuery(d.SQL.Driver, d.SQL.Query); err != nil {
+			return invalid("field \"sql.query\": %v", err)
+		}
+		t, err := ts.build(p.Tenant, *d)
+		if err != nil {
+			return invalid("field \"sql\": %v", err)
+		}
+		if c, ok := t.(io.Closer); ok {
+			c.Close()
+		}
+	case kindMCP:
+		if d.MCP == nil {
+			return invalid("field \"mcp\" is required for kind \"mcp\"")
+		}
+		if e := ts.s.checkRefs("mcp.headers", d.MCP.Headers, p.Key.Admin); e != nil {
+			return e
+		}
+		if e := ts.s.checkRefs("mcp.env", d.MCP.Env, p.Key.Admin); e != nil {
+			return e
+		}
+	default:
+		return invalid("field \"kind\": want \"http\", \"mcp\" or \"sql\"")
+	}
+	return nil
+}
+
+// children makes the tool records of the tools an MCP server offers.
+func children(tenant, parent string, offered []tool.Tool, now time.Time) []meta.Tool {
+	out := make([]meta.Tool, 0, len(offered))
+	for _, t := range offered {
+		spec := t.Spec()
+		child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: parent}
+		cfg, _ := json.Marshal(child)
+		out = append(out, meta.Tool{ID: meta.NewID("tool"), TenantID: tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: parent, Config: cfg, CreatedAt: now})
+	}
+	return out
+}
+
 // create: POST /v1/tools.
 func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
@@ -287,84 +408,22 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 	d.Name = strings.TrimSpace(d.Name)
 	d.ID, d.ParentID, d.RemoteName, d.CreatedAt = meta.NewID("tool"), "", "", time.Now().UTC()
 	d.RegisteredByAdmin = p.Key.Admin
-	switch {
-	case !tool.ValidName(d.Name):
-		writeError(w, invalid("field \"name\": want 1 to 64 letters, digits, _ or -"))
-		return
-	case strings.HasPrefix(d.Name, delegatePrefix):
-		writeError(w, invalid("field \"name\": names starting with %q are reserved for delegation", delegatePrefix))
-		return
-	}
-	// A stdio MCP server runs a command on this machine, and a SQL tool
-	// reads a database named by this machine's environment: only an admin
-	// key may register them.
-	if !p.Key.Admin && (d.Kind == kindSQL || d.Kind == kindMCP && d.MCP != nil && d.MCP.Transport == mcptool.Stdio) {
-		writeError(w, errorf(http.StatusForbidden, CodeForbidden, "only an admin key may register %s tools: they run commands or read databases of the server", map[bool]string{true: "SQL", false: "stdio MCP"}[d.Kind == kindSQL]))
-		return
-	}
-	var children []meta.Tool
-	switch d.Kind {
-	case kindHTTP:
-		if d.HTTP == nil {
-			writeError(w, invalid("field \"http\" is required for kind \"http\""))
-			return
-		}
-		if e := ts.s.checkRefs("http.headers", d.HTTP.Headers, p.Key.Admin); e != nil {
-			writeError(w, e)
-			return
-		}
-		if _, err := ts.build(p.Tenant, d); err != nil {
-			writeError(w, invalid("field \"http\": %v", err))
-			return
-		}
-	case kindSQL:
-		if d.SQL == nil {
-			writeError(w, invalid("field \"sql\" is required for kind \"sql\""))
-			return
-		}
-		if err := sqltool.CheckQuery(d.SQL.Driver, d.SQL.Query); err != nil {
-			writeError(w, invalid("field \"sql.query\": %v", err))
-			return
-		}
-		t, err := ts.build(p.Tenant, d)
-		if err != nil {
-			writeError(w, invalid("field \"sql\": %v", err))
-			return
-		}
-		if c, ok := t.(io.Closer); ok {
-			c.Close()
-		}
-	case kindMCP:
-		if d.MCP == nil {
-			writeError(w, invalid("field \"mcp\" is required for kind \"mcp\""))
-			return
-		}
-		if e := ts.s.checkRefs("mcp.headers", d.MCP.Headers, p.Key.Admin); e != nil {
-			writeError(w, e)
-			return
-		}
-		if e := ts.s.checkRefs("mcp.env", d.MCP.Env, p.Key.Admin); e != nil {
-			writeError(w, e)
-			return
-		}
-		// Registering lists the server's tools: each becomes a tool record.
-		srv, err := ts.server(r.Context(), p.Tenant, d)
-		if err != nil {
-			writeError(w, invalid("field \"mcp\": the server could not be reached: %v", err))
-			return
-		}
-		for _, t := range srv.Tools() {
-			spec := t.Spec()
-			child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: d.ID}
-			cfg, _ := json.Marshal(child)
-			children = append(children, meta.Tool{ID: meta.NewID("tool"), TenantID: p.Tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: d.ID, Config: cfg, CreatedAt: d.CreatedAt})
-		}
-	default:
-		writeError(w, invalid("field \"kind\": want \"http\", \"mcp\" or \"sql\""))
+	if e := ts.check(p, &d); e != nil {
+		writeError(w, e)
 		return
 	}
 	cfg, _ := json.Marshal(d)
 	rec := meta.Tool{ID: d.ID, TenantID: p.Tenant, Name: d.Name, Kind: d.Kind, Config: cfg, CreatedAt: d.CreatedAt}
+	var kids []meta.Tool
+	if d.Kind == kindMCP {
+		// Registering lists the server's tools: each becomes a tool record.
+		srv, err := ts.server(r.Context(), rec)
+		if err != nil {
+			writeError(w, invalid("field \"mcp\": the server could not be reached: %v", err))
+			return
+		}
+		kids = children(p.Tenant, d.ID, srv.Tools(), d.CreatedAt)
+	}
 	if err := ts.store.CreateTool(r.Context(), rec); err != nil {
 		ts.forget(p.Tenant, d.ID)
 		if errors.Is(err, meta.ErrConflict) {
@@ -374,7 +433,7 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	for _, c := range children {
+	for _, c := range kids {
 		err := ts.store.CreateTool(r.Context(), c)
 		if errors.Is(err, meta.ErrConflict) && ts.hasChild(r.Context(), p.Tenant, d.ID, c.Name) {
 			// The server announced a change (tools/list_changed) as soon as
@@ -393,6 +452,102 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusCreated, ts.view(rec))
+}
+
+// update: PUT /v1/tools/{id} changes a tool in place, keeping its id, so
+// the agents that whitelist it keep it. The body is a whole definition, as
+// for POST, checked the same way (an admin key for SQL and stdio MCP, the
+// same secret references); the kind cannot change. An MCP server whose
+// name or connection changes is connected to again and its tools listed
+// again before anything is stored: a tool it still offers under the same
+// name keeps its record and id, a new one gets a record, a dropped one
+// loses its record.
+func (ts *tools) update(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	id := r.PathValue("id")
+	var d toolDef
+	if e := decodeJSON(w, r, &d); e != nil {
+		writeError(w, e)
+		return
+	}
+	rec, err := ts.store.Tool(r.Context(), p.Tenant, id)
+	if err != nil {
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	if rec.Kind == kindMCPTool {
+		writeError(w, invalid("tool %q is a tool of MCP server %q: update the server, or refresh it", rec.Name, rec.ParentID))
+		return
+	}
+	if d.Kind != rec.Kind {
+		writeError(w, invalid("field \"kind\": tool %q is of kind %q, and a tool's kind cannot change: delete it and register a new one", rec.Name, rec.Kind))
+		return
+	}
+	old := ts.view(rec)
+	d.Name = strings.TrimSpace(d.Name)
+	d.ID, d.ParentID, d.RemoteName, d.CreatedAt = rec.ID, "", "", rec.CreatedAt
+	// Who updates it now is who registered it: an admin's ${NAME}
+	// references do not survive a tenant key's update.
+	d.RegisteredByAdmin = p.Key.Admin
+	if e := ts.check(p, &d); e != nil {
+		writeError(w, e)
+		return
+	}
+	cfg, _ := json.Marshal(d)
+	next := rec
+	next.Name, next.Config = d.Name, cfg
+	var srv *mcptool.Server
+	if d.Kind == kindMCP && (d.Name != old.Name || d.RegisteredByAdmin != old.RegisteredByAdmin || !reflect.DeepEqual(d.MCP, old.MCP)) {
+		if srv, err = ts.connect(r.Context(), p.Tenant, d); err != nil {
+			writeError(w, invalid("field \"mcp\": the server could not be reached: %v", err))
+			return
+		}
+		if e := ts.clash(r.Context(), p.Tenant, id, srv.Tools()); e != nil {
+			srv.Close()
+			writeError(w, e)
+			return
+		}
+	}
+	if err := ts.store.UpdateTool(r.Context(), next); err != nil {
+		if srv != nil {
+			srv.Close()
+		}
+		if errors.Is(err, meta.ErrConflict) {
+			writeError(w, errorf(http.StatusConflict, CodeConflict, "a tool named %q already exists", d.Name))
+			return
+		}
+		writeError(w, notFoundOr(err, "tool", id))
+		return
+	}
+	if srv == nil {
+		// Every replica drops what it built from the old definition.
+		ts.s.bus.publish(r.Context(), "tool", p.Tenant, id)
+	} else {
+		// This replica keeps the new connection; the others drop theirs.
+		ts.install(p.Tenant, id, string(cfg), srv)
+		ts.s.bus.publishRemote(r.Context(), "tool", p.Tenant, id)
+		if err := ts.syncChildren(r.Context(), p.Tenant, id, srv.Tools()); err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, ts.view(next))
+}
+
+// clash returns a 409 when a tool MCP server id offers has the name of a
+// tool of tenant that is neither the server nor one of its tools.
+func (ts *tools) clash(ctx context.Context, tenant, id string, offered []tool.Tool) *apiError {
+	recs, err := ts.store.ListTools(ctx, tenant)
+	if err != nil {
+		return asAPIError(err)
+	}
+	for _, t := range offered {
+		name := t.Spec().Name
+		if slices.ContainsFunc(recs, func(r meta.Tool) bool { return r.Name == name && r.ID != id && r.ParentID != id }) {
+			return errorf(http.StatusConflict, CodeConflict, "the MCP server's tool %q clashes with an existing tool name; name the server otherwise", name)
+		}
+	}
+	return nil
 }
 
 // view shows a record as the API does: its definition with id and date.
@@ -436,7 +591,8 @@ func (ts *tools) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFoundOr(err, "tool", id))
 		return
 	}
-	ts.forget(p.Tenant, id)
+	// Every replica closes what it built or connected for it.
+	ts.s.bus.publish(r.Context(), "tool", p.Tenant, id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -453,8 +609,7 @@ func (ts *tools) refresh(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("tool %q is not an MCP server", rec.Name))
 		return
 	}
-	d := ts.view(rec)
-	srv, err := ts.server(r.Context(), p.Tenant, d)
+	srv, err := ts.server(r.Context(), rec)
 	if err != nil {
 		writeError(w, errorf(http.StatusBadGateway, CodeUnavailable, "the MCP server could not be reached: %v", err))
 		return
@@ -501,9 +656,7 @@ func (ts *tools) syncChildren(ctx context.Context, tenant, id string, fresh []to
 		if have[spec.Name] != "" {
 			continue
 		}
-		child := toolDef{Name: spec.Name, Description: spec.Description, Kind: kindMCPTool, Parameters: spec.Parameters, ParentID: id}
-		cfg, _ := json.Marshal(child)
-		if err := ts.store.CreateTool(ctx, meta.Tool{ID: meta.NewID("tool"), TenantID: tenant, Name: spec.Name, Kind: kindMCPTool, ParentID: id, Config: cfg, CreatedAt: time.Now().UTC()}); err != nil && !errors.Is(err, meta.ErrConflict) {
+		if err := ts.store.CreateTool(ctx, children(tenant, id, []tool.Tool{t}, time.Now().UTC())[0]); err != nil && !errors.Is(err, meta.ErrConflict) {
 			return err
 		}
 	}
@@ -638,16 +791,16 @@ func (ts *tools) invoke(w http.ResponseWriter, r *http.Request) {
 func (ts *tools) forget(tenant, id string) {
 	key := tenant + "\x00" + id
 	ts.mu.Lock()
-	t := ts.built[key]
-	srv := ts.mcp[key]
+	b := ts.built[key]
+	c, ok := ts.mcp[key]
 	delete(ts.built, key)
 	delete(ts.mcp, key)
 	ts.mu.Unlock()
-	if c, ok := t.(io.Closer); ok {
+	if c, ok := b.t.(io.Closer); ok {
 		c.Close()
 	}
-	if srv != nil {
-		srv.Close()
+	if ok {
+		c.srv.Close()
 	}
 }
 
@@ -655,14 +808,14 @@ func (ts *tools) forget(tenant, id string) {
 func (ts *tools) close() {
 	ts.mu.Lock()
 	built, servers := ts.built, ts.mcp
-	ts.built, ts.mcp = map[string]tool.Tool{}, map[string]*mcptool.Server{}
+	ts.built, ts.mcp = map[string]builtTool{}, map[string]mcpConn{}
 	ts.mu.Unlock()
-	for _, t := range built {
-		if c, ok := t.(io.Closer); ok {
+	for _, b := range built {
+		if c, ok := b.t.(io.Closer); ok {
 			c.Close()
 		}
 	}
-	for _, srv := range servers {
-		srv.Close()
+	for _, c := range servers {
+		c.srv.Close()
 	}
 }
