@@ -126,6 +126,23 @@ func (c *Client) GetKnowledgeBase(ctx context.Context, id string) (KnowledgeBase
 	return out, err
 }
 
+// UpdateKnowledgeBase changes the knowledge base id in place (PUT
+// /v1/knowledge-bases/{id}), keeping its id, documents and chunks: a
+// non-empty Name renames it. The other fields may only repeat the stored
+// values (zero and nil ones are left out): a different chunking or
+// embedding model would mean chunking and embedding every document again,
+// and is an *Error with code "invalid_request" asking for a new knowledge
+// base. A taken name is an *Error with code "conflict".
+func (c *Client) UpdateKnowledgeBase(ctx context.Context, id string, kb NewKnowledgeBase) (KnowledgeBase, error) {
+	var out KnowledgeBase
+	p, err := kbPath(id)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, http.MethodPut, p, kb, &out)
+	return out, err
+}
+
 // DeleteKnowledgeBase deletes the knowledge base id and its documents
 // (DELETE /v1/knowledge-bases/{id}).
 func (c *Client) DeleteKnowledgeBase(ctx context.Context, id string) error {

@@ -48,6 +48,17 @@ func TestKnowledgeBases(t *testing.T) {
 		t.Fatalf("bad chunk size: %v", err)
 	}
 
+	// A rename keeps the id; a new chunking is refused.
+	if got, err := c.UpdateKnowledgeBase(ctx, kw.ID, client.NewKnowledgeBase{Name: "keyword-kb", ChunkOverlap: new(64)}); err != nil || got.ID != kw.ID || got.Name != "keyword-kb" {
+		t.Fatalf("rename = %+v, %v", got, err)
+	}
+	if _, err := c.UpdateKnowledgeBase(ctx, kw.ID, client.NewKnowledgeBase{ChunkSize: 1024}); !errors.As(err, &ce) || ce.Code != client.CodeInvalidRequest || !strings.Contains(ce.Message, "new knowledge base") {
+		t.Fatalf("new chunk size: %v", err)
+	}
+	if _, err := c.UpdateKnowledgeBase(ctx, kw.ID, client.NewKnowledgeBase{Name: "handbook"}); !errors.As(err, &ce) || ce.Code != client.CodeConflict {
+		t.Fatalf("rename onto a taken name: %v", err)
+	}
+
 	// A real reader, streamed: not a bytes.Reader the transport could size.
 	pr, pw := io.Pipe()
 	go func() {

@@ -95,6 +95,22 @@ func (c *Client) GetTool(ctx context.Context, id string) (Tool, error) {
 	return out, err
 }
 
+// UpdateTool replaces the definition of the tool id (PUT /v1/tools/{id})
+// with t, keeping its id, so the agents that whitelist it keep it; t is a
+// whole definition, as for [Client.CreateTool], of the same kind. Updating
+// an MCP server's name or connection lists its tools again: those it
+// still offers under the same name keep their ids. An MCP server's own
+// tools cannot be updated.
+func (c *Client) UpdateTool(ctx context.Context, id string, t Tool) (Tool, error) {
+	var out Tool
+	if id == "" {
+		return out, errors.New("client: empty tool id")
+	}
+	t.ID, t.ParentID, t.CreatedAt = "", "", time.Time{}
+	err := c.do(ctx, http.MethodPut, "/v1/tools/"+pathEscape(id), t, &out)
+	return out, err
+}
+
 // DeleteTool deletes the tool id (DELETE /v1/tools/{id}). Deleting an MCP
 // server closes its connection.
 func (c *Client) DeleteTool(ctx context.Context, id string) error {

@@ -107,6 +107,18 @@ func TestTools(t *testing.T) {
 		t.Fatalf("bad kind: %v", err)
 	}
 
+	// An update keeps the id; the kind cannot change.
+	moved, err := c.UpdateTool(ctx, weather.ID, client.Tool{Name: "weather", Kind: client.ToolHTTP, HTTP: &client.HTTPTool{Method: "GET", URL: "https://weather.example.org/now"}})
+	if err != nil || moved.ID != weather.ID || moved.HTTP.URL != "https://weather.example.org/now" || moved.Description != "" {
+		t.Fatalf("update = %+v, %v", moved, err)
+	}
+	if _, err := c.UpdateTool(ctx, weather.ID, client.Tool{Name: "weather", Kind: client.ToolMCP, MCP: &client.MCPServer{Transport: "http", URL: "https://x.example.com"}}); !errors.As(err, &ce) || ce.Code != client.CodeInvalidRequest || !strings.Contains(ce.Message, "kind") {
+		t.Fatalf("kind change: %v", err)
+	}
+	if _, err := c.UpdateTool(ctx, "tool_nope", moved); !client.IsNotFound(err) {
+		t.Fatalf("update of no tool: %v", err)
+	}
+
 	// An MCP server: its tools become tools of their own.
 	srv, mcpURL := newMCPServer(t)
 	files, err := c.CreateTool(ctx, client.Tool{Name: "files", Kind: client.ToolMCP, MCP: &client.MCPServer{Transport: "http", URL: mcpURL}})
@@ -161,6 +173,7 @@ func TestTools(t *testing.T) {
 	for _, f := range []func() error{
 		func() error { _, err := c.GetTool(ctx, ""); return err },
 		func() error { return c.DeleteTool(ctx, "") },
+		func() error { _, err := c.UpdateTool(ctx, "", client.Tool{}); return err },
 		func() error { _, err := c.RefreshTool(ctx, ""); return err },
 		func() error { _, err := c.FindTool(ctx, ""); return err },
 	} {
