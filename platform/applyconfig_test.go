@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,8 @@ func actions(r config.Report) string {
 // references between them, changes nothing when applied again, and
 // reports what it did.
 func TestApplyConfigIdempotent(t *testing.T) {
-	e := newEnv(t, nil)
+	shop := filepath.Join(t.TempDir(), "shop.db") // for a SQL tool
+	e := newEnv(t, nil, func(c *Config) { c.Getenv = func(k string) string { return map[string]string{"SHOP_DSN": shop}[k] } })
 	env := config.Env{Getenv: func(k string) string { return map[string]string{"CRM_TOKEN": "crm-token-1234"}[k] }}
 	ctx := context.Background()
 
@@ -96,8 +98,9 @@ func TestApplyConfigIdempotent(t *testing.T) {
 		t.Fatalf("second apply: %s", got)
 	}
 
-	// A changed field updates the agent in place; a changed tool is
-	// replaced and its agents follow; a knowledge base is never dropped.
+	// A changed field updates the agent and the tool in place, keeping
+	// their ids (the agent's tool_ids stay as they were); a knowledge
+	// base's chunking cannot change, so it is left as it is and reported.
 	changed := strings.Replace(applyYAML, "top_k: 3", "top_k: 4", 1)
 	changed = strings.Replace(changed, "The weather in a city.", "The weather.", 1)
 	changed = strings.Replace(changed, "chunk_size: 256", "chunk_size: 300", 1)
@@ -113,11 +116,30 @@ func TestApplyConfigIdempotent(t *testing.T) {
 		ToolIDs []string `json:"tool_ids"`
 	}
 	e.do(e.admin, "GET", "/v1/agents/"+ids["support"], nil, &sup2)
-	if sup2.ID != ids["support"] || slices.Equal(sup2.ToolIDs, support.ToolIDs) || sup2.ToolIDs[0] != rep[2].ID {
-		t.Fatalf("after the tool was replaced: %+v (report %+v)", sup2, rep)
+	if sup2.ID != ids["support"] || !slices.Equal(sup2.ToolIDs, support.ToolIDs) || rep[2].ID != support.ToolIDs[0] || rep[2].Note != "changed: description" {
+		t.Fatalf("after the tool was updated: %+v (report %+v)", sup2, rep)
+	}
+	var weather struct{ Description string }
+	e.do(e.admin, "GET", "/v1/tools/"+support.ToolIDs[0], nil, &weather)
+	if weather.Description != "The weather." {
+		t.Fatalf("tool after apply: %+v", weather)
 	}
 	if !strings.Contains(rep[1].Note, "chunk_size") {
 		t.Errorf("knowledge base note %q", rep[1].Note)
+	}
+	// A tool whose kind changes cannot be updated in place: it is replaced,
+	// and the report gives its new id.
+	sqlKind := strings.Replace(changed, "    kind: http\n    http: {method: GET, url: \"https://api.example.com/weather\", headers: {Authorization: \"Bearer ${secret:CRM_TOKEN}\"}}",
+		"    kind: sql\n    sql: {driver: sqlite, dsn_env: SHOP_DSN, query: 'SELECT 1'}", 1)
+	if sqlKind == changed {
+		t.Fatal("the kind was not replaced in the test's YAML")
+	}
+	rep, err = config.Apply(ctx, target, parseApply(t, sqlKind), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep[2].Action != config.Updated || rep[2].ID == support.ToolIDs[0] || !strings.Contains(rep[2].Note, "replaced (new id "+rep[2].ID+"): kind cannot change in place") {
+		t.Fatalf("kind change: %+v", rep[2])
 	}
 
 	// An invalid object stops the apply with the server's message.

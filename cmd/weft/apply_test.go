@@ -44,6 +44,16 @@ func TestApplyDirectory(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || rep.Count(config.Unchanged) != 3 || rep.Count(config.Created) != 0 {
 		t.Fatalf("apply again: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
+	// A changed tool is updated in place: the agent keeps its id (the
+	// secret is set again, as every time).
+	os.WriteFile(filepath.Join(dir, "tools.yaml"), []byte("tools: [{name: weather, kind: http, http: {method: GET, url: 'https://api.example.com/v2'}}]\n"), 0o600)
+	r = runCLI(t, ctx, vars, "", "apply", "-f", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "0 created, 2 updated, 2 unchanged") || !strings.Contains(r.stdout, a.ToolIDs[0]+"  changed: http") {
+		t.Fatalf("apply a changed tool: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if w, err := p.c.GetTool(ctx, a.ToolIDs[0]); err != nil || w.HTTP.URL != "https://api.example.com/v2" {
+		t.Fatalf("tool after apply = %+v, %v", w, err)
+	}
 	// Errors: a misspelt field (before anything is sent), a server refusal.
 	r = runCLI(t, ctx, vars, "", "apply", "-f", "-")
 	if r.code != exitFailure {

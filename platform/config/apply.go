@@ -19,9 +19,10 @@ const (
 	Created   = "created"
 	Updated   = "updated"
 	Unchanged = "unchanged"
-	// Differs is a declared object that differs from the stored one but
-	// cannot be changed in place without losing data (a knowledge base's
-	// chunking): it is left as it is, and Note says what to do.
+	// Differs is a declared object that differs from the stored one in a
+	// field that cannot be changed in place without losing data (a
+	// knowledge base's chunking or embedding model): it is left as it is,
+	// and Note says what to do.
 	Differs = "differs"
 )
 
@@ -62,10 +63,14 @@ type kind struct {
 	section string // the file's section
 	label   string // the Change kind
 	path    string // the collection route
-	// update: PUT path/{id} changes an object in place. Without it, a tool
-	// is deleted and created again (replace), and a knowledge base is left
-	// as it is and reported (its documents would be lost).
-	update, replace bool
+	// update: PUT path/{id} changes an object in place, keeping its id.
+	update bool
+	// fixed are the fields PUT cannot change. An object that differs in
+	// one is deleted and created again (a new id) when replace is set
+	// (a tool's kind), and otherwise left as it is and reported as Differs
+	// (a knowledge base's chunking: its documents would be lost).
+	fixed   []string
+	replace bool
 	// refs are the fields that name objects of other sections.
 	refs map[string]string
 }
@@ -75,8 +80,9 @@ type kind struct {
 // that is managed by name (GET list, POST create, PUT {id} update) joins
 // by adding an entry here and its section to File.
 var kinds = []kind{
-	{section: "knowledge_bases", label: "knowledge_base", path: "/v1/knowledge-bases"},
-	{section: "tools", label: "tool", path: "/v1/tools", replace: true},
+	{section: "knowledge_bases", label: "knowledge_base", path: "/v1/knowledge-bases", update: true,
+		fixed: []string{"chunk_size", "chunk_overlap", "embedding_model"}},
+	{section: "tools", label: "tool", path: "/v1/tools", update: true, fixed: []string{"kind"}, replace: true},
 	// Workflows name agents, knowledge bases and tools by name, resolved
 	// when they run; agents refer to workflows (workflow_ids) by id.
 	{section: "workflows", label: "workflow", path: "/v1/workflows", update: true},
@@ -283,8 +289,14 @@ func (a *applier) apply(ctx context.Context, k kind, decl []Object) error {
 		if deferred[name] {
 			action = Created
 		}
+		var fixed []string
+		for _, f := range diff {
+			if slices.Contains(k.fixed, f) {
+				fixed = append(fixed, f)
+			}
+		}
 		switch {
-		case k.update:
+		case k.update && len(fixed) == 0:
 			var got map[string]any
 			if _, err := a.call(ctx, http.MethodPut, k.path+"/"+url.PathEscape(id), d, &got); err != nil {
 				return fmt.Errorf("%s %q: %w", k.label, name, err)
@@ -309,10 +321,10 @@ func (a *applier) apply(ctx context.Context, k kind, decl []Object) error {
 			newID, _ := got["id"].(string)
 			a.ids[k.section][name], a.ids[k.section][newID] = newID, newID
 			a.report = append(a.report, Change{Kind: k.label, Name: name, Action: action, ID: newID,
-				Note: note(diff) + "; replaced (new id " + newID + ")"})
+				Note: note(diff) + "; replaced (new id " + newID + "): " + strings.Join(fixed, ", ") + " cannot change in place"})
 		default:
 			a.report = append(a.report, Change{Kind: k.label, Name: name, Action: Differs, ID: id,
-				Note: note(diff) + "; left as it is (changing it would drop its documents): delete it to re-create it"})
+				Note: note(diff) + "; left as it is (changing " + strings.Join(fixed, ", ") + " would drop its documents): delete it to re-create it"})
 		}
 	}
 	return nil
