@@ -479,6 +479,10 @@ func (ts *tools) update(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("tool %q is a tool of MCP server %q: update the server, or refresh it", rec.Name, rec.ParentID))
 		return
 	}
+	if d.Kind == "" {
+		writeError(w, invalid("field \"kind\" is required: %q, the tool's kind", rec.Kind))
+		return
+	}
 	if d.Kind != rec.Kind {
 		writeError(w, invalid("field \"kind\": tool %q is of kind %q, and a tool's kind cannot change: delete it and register a new one", rec.Name, rec.Kind))
 		return

@@ -114,6 +114,11 @@ func TestToolUpdate(t *testing.T) {
 			t.Fatalf("kind change: %q does not name the field", eb.Error.Message)
 		}
 		e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+tl.ID, httpTool("bad name!", two.URL), nil), http.StatusBadRequest, CodeInvalidRequest)
+		noKind := httpTool("forecast", two.URL)
+		delete(noKind, "kind")
+		if eb := e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+tl.ID, noKind, nil), http.StatusBadRequest, CodeInvalidRequest); !strings.Contains(eb.Error.Message, `field "kind" is required`) {
+			t.Fatalf("no kind: %q", eb.Error.Message)
+		}
 		e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+tl.ID, map[string]any{"name": "forecast", "kind": "http"}, nil), http.StatusBadRequest, CodeInvalidRequest)
 		e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+tl.ID, httpTool("forecast", "ftp://x"), nil), http.StatusBadRequest, CodeInvalidRequest)
 		var other toolDef
