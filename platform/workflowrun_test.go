@@ -461,7 +461,9 @@ func TestWorkflowRunDeepInputs(t *testing.T) {
 		{map[string]any{"title": "t", "priority": "urgent"}, `inputs.ticket.priority: "urgent" is not one of ["low","high"]`},
 		{map[string]any{"title": "t", "tags": []any{"a", 2}}, `inputs.ticket.tags[1]: want string, got number`},
 	} {
-		var eb struct{ Error struct{ Code, Message, Param string } }
+		var eb struct {
+			Error struct{ Code, Message, Param string }
+		}
 		resp := e.do(e.admin, "POST", "/v1/workflows/triage/runs", map[string]any{"inputs": map[string]any{"ticket": c.ticket}}, &eb)
 		if resp.StatusCode != http.StatusBadRequest || eb.Error.Param != "inputs" || eb.Error.Message != c.want {
 			t.Errorf("%v: %d %+v, want 400 %q", c.ticket, resp.StatusCode, eb, c.want)
