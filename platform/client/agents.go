@@ -24,12 +24,16 @@ type Agent struct {
 	Retrieval           *Retrieval `json:"retrieval,omitzero"`
 	ToolIDs             []string   `json:"tool_ids,omitzero"`
 	DelegateAgentIDs    []string   `json:"delegate_agent_ids,omitzero"`
-	MaxToolRounds       int        `json:"max_tool_rounds,omitzero"`
-	MaxDelegateDepth    int        `json:"max_delegate_depth,omitzero"`
-	Enabled             *bool      `json:"enabled,omitzero"`
-	Remote              *Remote    `json:"remote,omitzero"`
-	CreatedAt           time.Time  `json:"created_at,omitzero"`
-	UpdatedAt           time.Time  `json:"updated_at,omitzero"`
+	// WorkflowIDs are the workflows the agent may run as tools
+	// (workflow_<name>); names are accepted and stored as ids.
+	WorkflowIDs      []string  `json:"workflow_ids,omitzero"`
+	MaxToolRounds    int       `json:"max_tool_rounds,omitzero"`
+	MaxDelegateDepth int       `json:"max_delegate_depth,omitzero"`
+	Enabled          *bool     `json:"enabled,omitzero"`
+	Timeouts         *Timeouts `json:"timeouts,omitzero"`
+	Remote           *Remote   `json:"remote,omitzero"`
+	CreatedAt        time.Time `json:"created_at,omitzero"`
+	UpdatedAt        time.Time `json:"updated_at,omitzero"`
 }
 
 // IsEnabled reports whether the agent answers chats (an unset Enabled
@@ -43,13 +47,34 @@ type Retrieval struct {
 	MinScore float64 `json:"min_score"`
 }
 
+// Timeouts bound an agent's turns, in milliseconds; zero fields take the
+// server's defaults (docs/api.md, "Agents").
+type Timeouts struct {
+	// FirstTokenMS bounds the wait for a streamed answer's first token.
+	FirstTokenMS int `json:"first_token_ms,omitzero"`
+	// IdleMS bounds the silence between two chunks of a streamed answer.
+	IdleMS int `json:"idle_ms,omitzero"`
+	// TurnMS bounds a whole turn: every model call, tool call and
+	// delegation in it.
+	TurnMS int `json:"turn_ms,omitzero"`
+}
+
 // Remote points an agent at an agent of another Weft server, or with
 // Protocol "a2a" at any A2A agent (URL: its card's or base URL).
 type Remote struct {
-	Protocol  string `json:"protocol,omitzero"`
-	URL       string `json:"url"`
-	AgentID   string `json:"agent_id,omitzero"`
+	Protocol string `json:"protocol,omitzero"`
+	URL      string `json:"url"`
+	AgentID  string `json:"agent_id,omitzero"`
+	// APIKey references the remote API key as ${secret:NAME}, a secret of
+	// the tenant (PUT /v1/secrets/NAME).
+	APIKey string `json:"api_key,omitzero"`
+	// APIKeyEnv names a server environment variable holding the key: for
+	// agents registered with an admin key, and only variables the operator
+	// allows.
 	APIKeyEnv string `json:"api_key_env,omitzero"`
+	// RegisteredByAdmin is set by the server: whether an admin key last
+	// registered or changed the agent. It is ignored in requests.
+	RegisteredByAdmin bool `json:"registered_by_admin,omitzero"`
 }
 
 // CreateAgent creates an agent (POST /v1/agents) and returns it as stored,

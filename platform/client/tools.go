@@ -32,8 +32,12 @@ type Tool struct {
 	MCP        *MCPServer      `json:"mcp,omitzero"`
 	SQL        *SQLTool        `json:"sql,omitzero"`
 	// ParentID is the MCP server a tool of kind "mcp_tool" belongs to.
-	ParentID  string    `json:"parent_id,omitzero"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
+	ParentID string `json:"parent_id,omitzero"`
+	// RegisteredByAdmin is set by the server: whether an admin key last
+	// registered or changed the tool (only such tools may read the
+	// server's environment). It is ignored in requests.
+	RegisteredByAdmin bool      `json:"registered_by_admin,omitzero"`
+	CreatedAt         time.Time `json:"created_at,omitzero"`
 }
 
 // HTTPTool calls an HTTP endpoint: arguments go in the query string for GET
