@@ -43,16 +43,19 @@ export function render(main, ctx) {
   let agents = [];
   let kbs = [];
   let tools = [];
+  let workflows = [];
 
   async function load() {
-    const [a, k, t] = await Promise.all([
+    const [a, k, t, w] = await Promise.all([
       api('GET', '/v1/agents'),
       api('GET', '/v1/knowledge-bases').catch(() => []),
       api('GET', '/v1/tools').catch(() => []),
+      api('GET', '/v1/workflows').catch(() => []),
     ]);
     agents = a;
     kbs = k;
     tools = t;
+    workflows = w;
     clear(list);
     if (!agents.length) list.append(h('li', { class: 'muted', text: 'No agents yet.' }));
     for (const ag of agents) {
@@ -82,8 +85,13 @@ export function render(main, ctx) {
       idle_ms: h('input', { type: 'number', min: 100, value: agent.timeouts?.idle_ms ?? '', placeholder: 'default' }),
       turn_ms: h('input', { type: 'number', min: 100, value: agent.timeouts?.turn_ms ?? '', placeholder: 'default' }),
       enabled: h('input', { type: 'checkbox', checked: agent.enabled ?? true }),
+      remote_protocol: h('select', {}, [['weft', 'Weft server'], ['a2a', 'A2A agent']].map(([v, label]) =>
+        h('option', { value: v, text: label, selected: (agent.remote?.protocol || 'weft') === v }))),
       remote_url: h('input', { type: 'url', value: agent.remote?.url || '', placeholder: 'https://other-weft.example' }),
       remote_agent: h('input', { value: agent.remote?.agent_id || '' }),
+      // The key as a tenant secret (api_key: ${secret:NAME}), or, for
+      // admins, a server environment variable (api_key_env).
+      remote_secret: h('input', { value: /^\$\{secret:(.+)\}$/.exec(agent.remote?.api_key || '')?.[1] || '', placeholder: 'REMOTE_KEY' }),
       remote_env: h('input', { value: agent.remote?.api_key_env || '', placeholder: 'WEFT_REMOTE_KEY' }),
     };
     // Model suggestions: the server default, every provider's prefix, and
@@ -95,6 +103,7 @@ export function render(main, ctx) {
     const kbPick = picks('Knowledge bases', kbs.map((k) => ({ id: k.id, name: k.name })), agent.knowledge_base_ids || [], 'knowledge_base_ids', 'No knowledge bases yet.');
     const toolPick = picks('Tools', tools.filter((t) => t.kind !== 'mcp').map((t) => ({ id: t.id, name: t.name, note: t.kind })), agent.tool_ids || [], 'tool_ids', 'No tools registered.');
     const delPick = picks('Delegates', agents.filter((a) => a.id !== agent.id).map((a) => ({ id: a.id, name: a.name })), agent.delegate_agent_ids || [], 'delegate_agent_ids', 'No other agents.');
+    const wfPick = picks('Workflows (run as tools)', workflows.map((w) => ({ id: w.id, name: w.name })), agent.workflow_ids || [], 'workflow_ids', 'No workflows yet.');
     const formErr = h('p', { class: 'error', role: 'alert' });
     const saved = h('p', { class: 'ok', role: 'status' });
     const form = h('form', { class: 'agent-form', novalidate: true },
@@ -116,13 +125,15 @@ export function render(main, ctx) {
         field('Timeout: idle between chunks (ms)', f.idle_ms, { name: 'timeouts.idle_ms' }),
         field('Timeout: whole turn (ms)', f.turn_ms, { name: 'timeouts.turn_ms' }),
         h('div', { class: 'field' }, h('label', { class: 'check' }, f.enabled, ' Enabled'))),
-      kbPick, toolPick, delPick,
+      kbPick, toolPick, delPick, wfPick,
       h('details', { class: 'remote', open: !!agent.remote },
-        h('summary', { text: 'Remote agent (optional): run this agent on another Weft server' }),
+        h('summary', { text: 'Remote agent (optional): run this agent on another Weft server or any A2A agent' }),
         h('div', { class: 'grid' },
-          field('Remote URL', f.remote_url, { name: 'remote' }),
-          field('Remote agent id', f.remote_agent),
-          field('API key environment variable', f.remote_env))),
+          field('Remote protocol', f.remote_protocol, { name: 'remote.protocol' }),
+          field('Remote URL', f.remote_url, { name: 'remote', hint: 'the Weft server, or the A2A agent\'s card or base URL' }),
+          field('Remote agent id', f.remote_agent, { name: 'remote.agent_id', hint: 'Weft servers only' }),
+          field('API key secret', f.remote_secret, { name: 'remote.api_key', hint: 'the name of a tenant secret (Secrets)' }),
+          field('API key environment variable', f.remote_env, { name: 'remote.api_key_env', hint: 'admins only, instead of a secret' }))),
       datalist,
       h('div', { class: 'buttons' },
         h('button', { type: 'submit', class: 'primary', text: isNew ? 'Create agent' : 'Save' }),
@@ -150,12 +161,19 @@ export function render(main, ctx) {
         retrieval: { top_k: num(f.top_k.value) ?? 0, mode: f.mode.value, min_score: num(f.min_score.value) ?? 0 },
         tool_ids: toolPick.values(),
         delegate_agent_ids: delPick.values(),
+        workflow_ids: wfPick.values(),
         max_tool_rounds: num(f.max_tool_rounds.value) ?? 0,
         max_delegate_depth: num(f.max_delegate_depth.value) ?? 0,
         timeouts: { first_token_ms: num(f.first_token_ms.value) ?? 0, idle_ms: num(f.idle_ms.value) ?? 0, turn_ms: num(f.turn_ms.value) ?? 0 },
         enabled: f.enabled.checked,
         remote: f.remote_url.value.trim() || f.remote_agent.value.trim()
-          ? { url: f.remote_url.value.trim(), agent_id: f.remote_agent.value.trim(), api_key_env: f.remote_env.value.trim() }
+          ? {
+            protocol: f.remote_protocol.value,
+            url: f.remote_url.value.trim(),
+            agent_id: f.remote_protocol.value === 'weft' ? f.remote_agent.value.trim() : '',
+            api_key: f.remote_secret.value.trim() ? '${secret:' + f.remote_secret.value.trim() + '}' : '',
+            api_key_env: f.remote_env.value.trim(),
+          }
           : null,
       };
       try {
