@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -199,7 +200,7 @@ func TestToolUpdateMCP(t *testing.T) {
 		if resp := e.do(e.admin, "PUT", "/v1/tools/"+server.ID, mcpDef("box", fx2.http.URL), &got); resp.StatusCode != http.StatusOK || got.ID != server.ID || got.MCP.URL != fx2.http.URL {
 			t.Fatalf("update: %d %s", resp.StatusCode, body(resp))
 		}
-		if after := kids(); !mapsEqual(before, after) {
+		if after := kids(); !maps.Equal(before, after) {
 			t.Fatalf("children %v became %v", before, after)
 		}
 		var inv invocation
@@ -212,7 +213,7 @@ func TestToolUpdateMCP(t *testing.T) {
 		var taken toolDef
 		e.do(e.admin, "POST", "/v1/tools", httpTool("crate_shout", "https://example.com"), &taken)
 		e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+server.ID, mcpDef("crate", fx2.http.URL), nil), http.StatusConflict, CodeConflict)
-		if after := kids(); !mapsEqual(before, after) {
+		if after := kids(); !maps.Equal(before, after) {
 			t.Fatalf("a refused update changed the children %v to %v", before, after)
 		}
 		// A rename renames its tools.
@@ -230,7 +231,7 @@ func TestToolUpdateMCP(t *testing.T) {
 		dead := httptest.NewServer(http.NotFoundHandler())
 		dead.Close()
 		e.wantError(e.do(e.admin, "PUT", "/v1/tools/"+server.ID, mcpDef("crate", dead.URL), nil), http.StatusBadRequest, CodeInvalidRequest)
-		if after := kids(); !mapsEqual(renamed, after) {
+		if after := kids(); !maps.Equal(renamed, after) {
 			t.Fatalf("a refused update changed the children %v to %v", renamed, after)
 		}
 	})
@@ -241,18 +242,6 @@ func (f *mcpFixture) reset() {
 	f.mu.Lock()
 	f.calls = nil
 	f.mu.Unlock()
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // A tool updated through one replica runs its new definition on the

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -108,7 +109,7 @@ func TestStoreUpsertReadDelete(t *testing.T) {
 	slices.SortFunc(want, func(a, b rag.Chunk) int { return strings.Compare(a.Text, b.Text) })
 	for i := range want {
 		g, w := got[i], want[i]
-		if g.ID != w.ID || g.DocumentID != w.DocumentID || g.Index != w.Index || g.Text != w.Text || g.Start != w.Start || g.End != w.End || g.Tokens != w.Tokens || !mapsEqual(g.Metadata, w.Metadata) {
+		if g.ID != w.ID || g.DocumentID != w.DocumentID || g.Index != w.Index || g.Text != w.Text || g.Start != w.Start || g.End != w.End || g.Tokens != w.Tokens || !maps.Equal(g.Metadata, w.Metadata) {
 			t.Errorf("read back %+v, want %+v", g, w)
 		}
 	}
@@ -152,18 +153,6 @@ func TestStoreUpsertReadDelete(t *testing.T) {
 	if n, _ := kb.Len(ctx); n != 0 {
 		t.Errorf("deleted knowledge base has %d chunks", n)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestStoreRejectsBadInput(t *testing.T) {
