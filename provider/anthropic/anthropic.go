@@ -56,7 +56,9 @@ func WithAPIKey(key string) Option { return func(m *Client) { m.apiKey = key } }
 // or a compatible gateway. A trailing "/v1" is accepted.
 func WithBaseURL(u string) Option { return func(m *Client) { m.endpoint = u } }
 
-// WithHTTPClient sets the HTTP client (default http.DefaultClient). Requests
+// WithHTTPClient sets the HTTP client (default: one sharing
+// http.DefaultTransport's settings but keeping up to 256 idle connections
+// per host instead of 2). Requests
 // follow the caller's context; a client timeout would also cut long streams.
 func WithHTTPClient(c *http.Client) Option { return func(m *Client) { m.client = c } }
 
@@ -83,7 +85,7 @@ func New(opts ...Option) (*Client, error) {
 		m.model = DefaultModel
 	}
 	if m.client == nil {
-		m.client = http.DefaultClient
+		m.client = httpapi.DefaultClient
 	}
 	if strings.TrimSpace(m.apiKey) == "" {
 		return nil, &llm.Error{Kind: llm.ErrAuthentication, Provider: providerName,

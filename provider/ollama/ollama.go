@@ -49,7 +49,9 @@ func WithHost(host string) Option { return func(m *Client) { m.base = host } }
 // Ollama or an authenticating proxy. A local server needs none.
 func WithAPIKey(key string) Option { return func(m *Client) { m.apiKey = key } }
 
-// WithHTTPClient sets the HTTP client (default http.DefaultClient). Requests
+// WithHTTPClient sets the HTTP client (default: one sharing
+// http.DefaultTransport's settings but keeping up to 256 idle connections
+// per host instead of 2). Requests
 // follow the caller's context; a client timeout would also cut long streams.
 func WithHTTPClient(c *http.Client) Option { return func(m *Client) { m.client = c } }
 
@@ -69,7 +71,7 @@ func New(opts ...Option) (*Client, error) {
 		m.model = DefaultModel
 	}
 	if m.client == nil {
-		m.client = http.DefaultClient
+		m.client = httpapi.DefaultClient
 	}
 	base, err := ParseHost(m.base)
 	if err != nil {

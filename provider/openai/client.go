@@ -61,7 +61,9 @@ func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 // appended to its path; its query, if any, is kept on every request.
 func WithBaseURL(u string) Option { return func(c *Client) { c.baseURL = u } }
 
-// WithHTTPClient sets the HTTP client (default http.DefaultClient). Request
+// WithHTTPClient sets the HTTP client (default: one sharing
+// http.DefaultTransport's settings but keeping up to 256 idle connections
+// per host instead of 2). Request
 // deadlines come from the context, so the client needs no Timeout.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
 
@@ -127,7 +129,7 @@ func New(opts ...Option) (*Client, error) {
 	c := &Client{
 		provider:     "openai",
 		baseURL:      DefaultBaseURL,
-		http:         http.DefaultClient,
+		http:         httpapi.DefaultClient,
 		header:       make(http.Header),
 		includeUsage: true,
 		maxResponse:  DefaultMaxResponseSize,
@@ -149,7 +151,7 @@ func New(opts ...Option) (*Client, error) {
 			Message: "no API key for " + DefaultBaseURL + ": use openai.WithAPIKey, or WithBaseURL for a server that needs none"}
 	}
 	if c.http == nil {
-		c.http = http.DefaultClient
+		c.http = httpapi.DefaultClient
 	}
 	if !c.capsSet {
 		c.caps = capabilitiesFor(c.model)

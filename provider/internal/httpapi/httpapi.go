@@ -18,12 +18,32 @@ import (
 // MaxErrorBody bounds how much of an error answer is read.
 const MaxErrorBody = 64 << 10
 
+// DefaultClient sends the requests of drivers given no HTTP client. It is
+// http.DefaultClient's transport with room for maxIdlePerHost idle
+// connections to each host instead of 2: a server running many turns at
+// once against one HTTP/1.1 endpoint (a local Ollama or vLLM, a gateway,
+// an OpenAI-compatible proxy) otherwise dials a new connection for most
+// calls and closes it after, once more than two are in flight. (HTTP/2
+// endpoints multiplex one connection either way.)
+var DefaultClient = &http.Client{Transport: defaultTransport()}
+
+// maxIdlePerHost is how many idle connections to one host DefaultClient
+// keeps.
+const maxIdlePerHost = 256
+
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdlePerHost
+	t.MaxIdleConns = 4 * maxIdlePerHost
+	return t
+}
+
 // Client posts requests to one provider's API. Its fields are set once, by
 // the driver's constructor; it is then safe for concurrent use.
 type Client struct {
 	// Provider names the provider in errors ("openai", "anthropic", …).
 	Provider string
-	// HTTP sends the requests (nil: http.DefaultClient).
+	// HTTP sends the requests (nil: DefaultClient).
 	HTTP *http.Client
 	// Header is sent with every request, authentication included.
 	Header http.Header
@@ -55,7 +75,7 @@ func (c *Client) Post(ctx context.Context, url string, body []byte, accept strin
 	req.Header.Set("Accept", accept)
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = DefaultClient
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
