@@ -124,6 +124,33 @@ func TestToolsScreen(t *testing.T) {
 		t.Fatalf("failure shown as %q", got)
 	}
 
+	// Edit in place: the form opens filled in, the kind fixed; saving
+	// keeps the tool's id.
+	var before []struct{ ID, Name string }
+	e.api(e.admin, "GET", "/v1/tools", nil, &before)
+	e.do(chromedp.Click(chromedp.CSS(`button[aria-label="Edit tool weather"]`)))
+	e.until("the edit form", `document.querySelector('form.tool-form h2')?.textContent === 'Edit tool weather'`)
+	if got := eval[[]any](e, `(() => { const f = document.querySelector('form.tool-form'); const v = (n) => f.querySelector('[data-field="' + n + '"]'); return [v('kind').value, v('kind').disabled, v('http.url').value, JSON.parse(v('parameters').value).required[0]]; })()`); fmt.Sprint(got) != fmt.Sprint([]any{"http", true, target.URL + "/now", "city"}) {
+		t.Fatalf("edit form shows %v", got)
+	}
+	eval[any](e, `(() => {
+		const f = document.querySelector('form.tool-form');
+		f.querySelector('[data-field="description"]').value = 'The weather now';
+		f.querySelector('[data-field="http.headers"]').value = 'X-Unit=c';
+		return null;
+	})()`)
+	e.do(submit(`form.tool-form`))
+	e.until("the form back to registering", `document.querySelector('form.tool-form h2')?.textContent === 'Register a tool'`)
+	e.until("the edit listed", `[...document.querySelectorAll('.tool-table tr')].some((r) => r.textContent.includes('The weather now'))`)
+	var after []struct {
+		ID, Name, Description string
+		HTTP                  struct{ Headers map[string]string }
+	}
+	e.api(e.admin, "GET", "/v1/tools", nil, &after)
+	if len(after) != 1 || len(before) != 1 || after[0].ID != before[0].ID || after[0].Description != "The weather now" || after[0].HTTP.Headers["X-Unit"] != "c" {
+		t.Fatalf("after the edit: %+v (before %+v)", after, before)
+	}
+
 	// A tenant's key is not offered SQL tools or stdio MCP servers.
 	var k struct{ Key string }
 	if code := e.api(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "dev", "tenant": "acme"}, &k); code != 201 {

@@ -57,6 +57,11 @@ function kv(text) {
   return out;
 }
 
+// lines is a NAME=value map as the form's one-per-line text.
+function lines(m) {
+  return Object.entries(m || {}).map(([k, v]) => k + '=' + v).join('\n');
+}
+
 function parseJSON(text, fieldName) {
   if (!text.trim()) return undefined;
   try {
@@ -76,9 +81,10 @@ export function render(main, ctx) {
   main.append(h('div', { class: 'tools' },
     h('section', {}, h('h1', { text: 'Tools' }),
       h('table', { class: 'tool-table' }, h('thead', {}, h('tr', {}, ['Name', 'Kind', 'Description', ''].map((c) => h('th', { text: c })))), table),
+      err,
       h('p', { class: 'muted', text: 'Try runs a tool with your arguments the way an agent\'s turn runs it: the same outbound rules, secrets and limits.' }),
       tryBox),
-    registerForm()));
+    toolForm()));
 
   // showTry opens the try panel for tool t.
   function showTry(t) {
@@ -154,25 +160,32 @@ export function render(main, ctx) {
     args.focus();
   }
 
-  function registerForm() {
+  // toolForm registers a tool, or, given tool t, edits it in place
+  // (PUT /v1/tools/{id}: the id, and so the agents that list it, stay; the
+  // kind cannot change).
+  function toolForm(t) {
+    const editing = !!t;
     const kinds = admin ? ['http', 'mcp', 'sql'] : ['http', 'mcp'];
-    const kind = h('select', {}, kinds.map((k) => h('option', { value: k, text: k.toUpperCase() })));
-    const name = h('input', { required: true, pattern: '[a-zA-Z0-9_-]{1,64}' });
-    const desc = h('input', {});
-    const params = h('textarea', { rows: 5, placeholder: '{"type":"object","properties":{"q":{"type":"string"}}}' });
-    const method = h('select', {}, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => h('option', { value: m, text: m })));
-    const url = h('input', { type: 'url', placeholder: 'https://api.example.com/search' });
-    const headers = h('textarea', { rows: 2, placeholder: 'Authorization=Bearer ${secret:EXAMPLE_KEY}' });
-    const timeout = h('input', { type: 'number', min: 1 });
-    const transport = h('select', {}, (admin ? ['http', 'stdio'] : ['http']).map((t) => h('option', { value: t, text: t })));
-    const mcpURL = h('input', { type: 'url', placeholder: 'https://mcp.example.com/mcp' });
-    const command = h('input', { placeholder: 'npx' });
-    const args = h('input', { placeholder: 'space-separated arguments' });
-    const env = h('textarea', { rows: 2, placeholder: 'NAME=value per line' });
-    const driver = h('select', {}, ['postgres', 'sqlite'].map((d) => h('option', { value: d, text: d })));
-    const dsnEnv = h('input', { placeholder: 'ORDERS_DSN' });
-    const query = h('textarea', { rows: 3, placeholder: 'SELECT id, total FROM orders WHERE customer = $1' });
-    const bind = h('input', { placeholder: 'customer' });
+    const kind = h('select', { disabled: editing }, (editing && !kinds.includes(t.kind) ? [...kinds, t.kind] : kinds).map((k) =>
+      h('option', { value: k, text: k.toUpperCase(), selected: editing && t.kind === k })));
+    const name = h('input', { required: true, pattern: '[a-zA-Z0-9_-]{1,64}', value: t?.name || '' });
+    const desc = h('input', { value: t?.description || '' });
+    const params = h('textarea', { rows: 5, placeholder: '{"type":"object","properties":{"q":{"type":"string"}}}',
+      value: t?.parameters ? JSON.stringify(t.parameters, null, 2) : '' });
+    const method = h('select', {}, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => h('option', { value: m, text: m, selected: t?.http?.method === m })));
+    const url = h('input', { type: 'url', placeholder: 'https://api.example.com/search', value: t?.http?.url || '' });
+    const headers = h('textarea', { rows: 2, placeholder: 'Authorization=Bearer ${secret:EXAMPLE_KEY}', value: lines(t?.http?.headers) });
+    const timeout = h('input', { type: 'number', min: 1, value: t?.http?.timeout_ms || '' });
+    const transport = h('select', {}, (admin || t?.mcp?.transport === 'stdio' ? ['http', 'stdio'] : ['http']).map((x) =>
+      h('option', { value: x, text: x, selected: t?.mcp?.transport === x })));
+    const mcpURL = h('input', { type: 'url', placeholder: 'https://mcp.example.com/mcp', value: t?.mcp?.url || '' });
+    const command = h('input', { placeholder: 'npx', value: t?.mcp?.command || '' });
+    const args = h('input', { placeholder: 'space-separated arguments', value: (t?.mcp?.args || []).join(' ') });
+    const env = h('textarea', { rows: 2, placeholder: 'NAME=value per line', value: lines(t?.mcp?.env) });
+    const driver = h('select', {}, ['postgres', 'sqlite'].map((d) => h('option', { value: d, text: d, selected: t?.sql?.driver === d })));
+    const dsnEnv = h('input', { placeholder: 'ORDERS_DSN', value: t?.sql?.dsn_env || '' });
+    const query = h('textarea', { rows: 3, placeholder: 'SELECT id, total FROM orders WHERE customer = $1', value: t?.sql?.query || '' });
+    const bind = h('input', { placeholder: 'customer', value: (t?.sql?.bind || []).join(', ') });
     const groups = {
       http: h('div', { class: 'kind-group' },
         field('Method', method, { name: 'http.method' }), field('URL', url, { name: 'http.url' }),
@@ -188,12 +201,17 @@ export function render(main, ctx) {
         field('Query', query, { name: 'sql.query' }), field('Bind (argument names, in order)', bind, { name: 'sql.bind' })),
     };
     const paramsField = field('Parameters (JSON Schema)', params, { name: 'parameters' });
-    const form = h('form', { class: 'tool-form' },
-      h('h2', { text: 'Register a tool' }),
+    const formErr = h('p', { class: 'error', role: 'alert' });
+    const form = h('form', { class: 'tool-form', dataset: { editing: editing ? t.id : '' } },
+      h('h2', { text: editing ? 'Edit tool ' + t.name : 'Register a tool' }),
       !admin ? h('p', { class: 'muted', text: 'SQL tools and stdio MCP servers need an admin key.' }) : null,
+      editing ? h('p', { class: 'muted', text: 'Saving keeps the tool\'s id, so the agents that list it keep it.' }) : null,
       field('Kind', kind, { name: 'kind' }), field('Name', name, { name: 'name' }), field('Description', desc, { name: 'description' }),
       Object.values(groups), paramsField,
-      h('button', { type: 'submit', class: 'primary', text: 'Register' }), err);
+      h('div', { class: 'buttons' },
+        h('button', { type: 'submit', class: 'primary', text: editing ? 'Save' : 'Register' }),
+        editing ? h('button', { type: 'button', text: 'Cancel', on: { click: () => form.replaceWith(toolForm()) } }) : null),
+      formErr);
     const sync = () => {
       for (const [k, g] of Object.entries(groups)) g.hidden = k !== kind.value;
       paramsField.hidden = kind.value === 'mcp';
@@ -215,16 +233,35 @@ export function render(main, ctx) {
         } else {
           body.sql = { driver: driver.value, dsn_env: dsnEnv.value.trim(), query: query.value, bind: bind.value.split(/[\s,]+/).filter(Boolean) };
         }
-        await api('POST', '/v1/tools', body);
-        showFieldError(form, null, err);
-        form.reset();
-        sync();
+        if (editing) {
+          await api('PUT', '/v1/tools/' + encodeURIComponent(t.id), body);
+          form.replaceWith(toolForm());
+        } else {
+          await api('POST', '/v1/tools', body);
+          showFieldError(form, null, formErr);
+          form.reset();
+          sync();
+        }
         load();
       } catch (x) {
-        showFieldError(form, x, err);
+        showFieldError(form, x, formErr);
       }
     });
     return form;
+  }
+
+  // editButton opens tool t in the form, to change it in place.
+  function editButton(t) {
+    return h('button', {
+      type: 'button', class: 'small edit', text: 'Edit', 'aria-label': 'Edit tool ' + t.name, on: {
+        click: () => {
+          const f = main.querySelector('form.tool-form');
+          const next = toolForm(t);
+          f.replaceWith(next);
+          next.querySelector('[data-field=name]')?.focus();
+        },
+      },
+    });
   }
 
   function tryButton(t) {
@@ -256,6 +293,7 @@ export function render(main, ctx) {
           }));
         }
         if (t.kind !== 'mcp') actions.append(tryButton(t));
+        actions.append(editButton(t));
         actions.append(confirmButton('Delete', async () => {
           await api('DELETE', '/v1/tools/' + encodeURIComponent(t.id));
           load();
