@@ -28,7 +28,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.meta.CreateAgent(r.Context(), a); err != nil {
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "an agent named %q already exists", a.Name))
+			writeError(w, nameTaken("an agent", a.Name))
 			return
 		}
 		writeError(w, asAPIError(err))
@@ -91,7 +91,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.meta.UpdateAgent(r.Context(), a); err != nil {
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "an agent named %q already exists", a.Name))
+			writeError(w, nameTaken("an agent", a.Name))
 			return
 		}
 		writeError(w, notFoundOr(err, "agent", id))

@@ -56,6 +56,15 @@ func errorf(status int, code, format string, args ...any) *apiError {
 	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// nameTaken is the 409 of a create or rename to a name the tenant already
+// uses for another object of the kind (what: "an agent", "a tool", …); it
+// names the field, so forms show it beside the name.
+func nameTaken(what, name string) *apiError {
+	e := errorf(http.StatusConflict, CodeConflict, "%s named %q already exists", what, name)
+	e.Param = "name"
+	return e
+}
+
 func invalid(format string, args ...any) *apiError {
 	return errorf(http.StatusBadRequest, CodeInvalidRequest, format, args...)
 }

@@ -350,7 +350,7 @@ func (k *knowledge) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := k.store.CreateKB(r.Context(), kb); err != nil {
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "a knowledge base named %q already exists", kb.Name))
+			writeError(w, nameTaken("a knowledge base", kb.Name))
 			return
 		}
 		writeError(w, asAPIError(err))
@@ -428,7 +428,7 @@ func (k *knowledge) update(w http.ResponseWriter, r *http.Request) {
 		kb.Name = name
 		if err := k.store.UpdateKB(r.Context(), kb); err != nil {
 			if errors.Is(err, meta.ErrConflict) {
-				writeError(w, errorf(http.StatusConflict, CodeConflict, "a knowledge base named %q already exists", kb.Name))
+				writeError(w, nameTaken("a knowledge base", kb.Name))
 				return
 			}
 			writeError(w, notFoundOr(err, "knowledge base", kb.ID))

@@ -427,7 +427,7 @@ func (ts *tools) create(w http.ResponseWriter, r *http.Request) {
 	if err := ts.store.CreateTool(r.Context(), rec); err != nil {
 		ts.forget(p.Tenant, d.ID)
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "a tool named %q already exists", d.Name))
+			writeError(w, nameTaken("a tool", d.Name))
 			return
 		}
 		writeError(w, asAPIError(err))
@@ -517,7 +517,7 @@ func (ts *tools) update(w http.ResponseWriter, r *http.Request) {
 			srv.Close()
 		}
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "a tool named %q already exists", d.Name))
+			writeError(w, nameTaken("a tool", d.Name))
 			return
 		}
 		writeError(w, notFoundOr(err, "tool", id))

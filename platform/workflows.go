@@ -135,7 +135,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	wf := meta.Workflow{ID: meta.NewID("wf"), TenantID: p.Tenant, Name: def.Name, Version: 1, Definition: raw, CreatedAt: now, UpdatedAt: now}
 	if err := s.workflows.store.CreateWorkflow(r.Context(), wf); err != nil {
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "a workflow named %q already exists", wf.Name))
+			writeError(w, nameTaken("a workflow", wf.Name))
 			return
 		}
 		writeError(w, asAPIError(err))
@@ -201,7 +201,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 	got, err := s.workflows.store.UpdateWorkflow(r.Context(), wf)
 	if err != nil {
 		if errors.Is(err, meta.ErrConflict) {
-			writeError(w, errorf(http.StatusConflict, CodeConflict, "a workflow named %q already exists", wf.Name))
+			writeError(w, nameTaken("a workflow", wf.Name))
 			return
 		}
 		writeError(w, notFoundOr(err, "workflow", cur.ID))

@@ -15,15 +15,16 @@ export function clearKey() {
   sessionStorage.removeItem(KEY);
 }
 
-// APIError is a non-2xx answer: status, code, message, and the field the
-// message names ("field \"x\": …"), when it names one.
+// APIError is a non-2xx answer: status, code, message, and the field at
+// fault: the error's param, else the field the message names
+// ("field \"x\": …"), when it names one.
 export class APIError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, param) {
     super(message);
     this.status = status;
     this.code = code;
     const m = /field "([^"]+)"/.exec(message || '');
-    this.field = m ? m[1] : '';
+    this.field = m ? m[1] : param || '';
   }
 }
 
@@ -40,17 +41,19 @@ function unauthorized() {
 async function errorOf(resp) {
   let code = 'http_' + resp.status;
   let message = resp.statusText || 'request failed';
+  let param = '';
   try {
     const body = await resp.json();
     if (body && body.error) {
       code = body.error.code || code;
       message = body.error.message || message;
+      param = body.error.param || '';
     }
   } catch {
     // Not JSON: keep the status text.
   }
   if (resp.status === 401) unauthorized();
-  return new APIError(resp.status, code, message);
+  return new APIError(resp.status, code, message, param);
 }
 
 // api calls method path with a JSON body; it returns the decoded answer
@@ -166,7 +169,7 @@ export function upload(kbID, file, name, onProgress) {
       }
       const e = (xhr.response && xhr.response.error) || {};
       if (xhr.status === 401) unauthorized();
-      reject(new APIError(xhr.status, e.code || 'http_' + xhr.status, e.message || 'upload failed'));
+      reject(new APIError(xhr.status, e.code || 'http_' + xhr.status, e.message || 'upload failed', e.param));
     });
     xhr.addEventListener('error', () => reject(new APIError(0, 'network', 'network error')));
     const form = new FormData();

@@ -82,12 +82,38 @@ export function render(main, ctx) {
     const results = h('div', { class: 'results' });
     const search = h('form', { class: 'search', role: 'search' },
       field('Query', q), field('Top k', topK), h('button', { type: 'submit', text: 'Search' }));
+    // Renaming keeps the id, the documents and the agents that use it
+    // (PUT /v1/knowledge-bases/{id}); chunking and embeddings cannot change.
+    const title = h('h1', { text: kb.name });
+    const newName = h('input', { required: true, maxlength: 128, value: kb.name });
+    const renameErr = h('p', { class: 'error', role: 'alert' });
+    const rename = h('form', { class: 'kb-rename', hidden: true },
+      field('New name', newName, { name: 'name' }),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'submit', class: 'primary', text: 'Save name' }),
+        h('button', { type: 'button', text: 'Cancel', on: { click: () => { rename.hidden = true; } } })),
+      renameErr);
+    rename.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      try {
+        const out = await api('PUT', '/v1/knowledge-bases/' + encodeURIComponent(kb.id), { name: newName.value.trim() });
+        kb.name = out.name;
+        title.textContent = out.name;
+        showFieldError(rename, null, renameErr);
+        rename.hidden = true;
+        await loadList();
+      } catch (x) {
+        showFieldError(rename, x, renameErr);
+      }
+    });
     detail.append(
-      h('div', { class: 'row' }, h('h1', { text: kb.name }),
+      h('div', { class: 'row' }, title,
+        h('button', { type: 'button', class: 'small', text: 'Rename', 'aria-label': 'Rename knowledge base', on: { click: () => { rename.hidden = false; newName.focus(); } } }),
         confirmButton('Delete knowledge base', async () => {
           await api('DELETE', '/v1/knowledge-bases/' + encodeURIComponent(kb.id));
           ctx.navigate('#/knowledge');
         })),
+      rename,
       h('p', { class: 'muted', text: `chunks of ${kb.chunk_size} tokens, overlap ${kb.chunk_overlap}; ` + (kb.embedding_model ? 'embeddings: ' + kb.embedding_model : 'keyword-only (no embedding model)') }),
       drop, summary, progress,
       h('h2', { text: 'Documents' }),

@@ -28,7 +28,7 @@ async function save(text, id) {
   });
   const body = await resp.json().catch(() => ({}));
   if (!resp.ok) {
-    const e = new APIError(resp.status, body.error?.code || 'http_' + resp.status, body.error?.message || resp.statusText);
+    const e = new APIError(resp.status, body.error?.code || 'http_' + resp.status, body.error?.message || resp.statusText, body.error?.param);
     e.param = body.error?.param || '';
     throw e;
   }
