@@ -38,8 +38,38 @@ knowledge_base_ids (see "weft agent apply"). KB is a name or an id.`,
 	r.register(cmd)
 	r.registerJSON(cmd)
 	cmd.AddCommand(newKBCreateCmd(e, &r), newKBListCmd(e, &r), newKBIngestCmd(e, &r), newKBDocsCmd(e, &r),
-		newKBSearchCmd(e, &r), newKBRmCmd(e, &r), newKBRmDocCmd(e, &r))
+		newKBSearchCmd(e, &r), newKBRenameCmd(e, &r), newKBRmCmd(e, &r), newKBRmDocCmd(e, &r))
 	return cmd
+}
+
+func newKBRenameCmd(e *env, r *remoteFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename KB NEW_NAME",
+		Short: "Rename a knowledge base, keeping its id and documents",
+		Long: `Rename a knowledge base in place (PUT /v1/knowledge-bases/{id}): its id,
+documents and the agents that recall from it stay. Chunking and the
+embedding model cannot change; create a new knowledge base for those.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err, c)
+			}
+			out, err := c.UpdateKnowledgeBase(cmd.Context(), kb.ID, client.NewKnowledgeBase{Name: args[1]})
+			if err != nil {
+				return remoteError(err, c)
+			}
+			if r.json {
+				return printJSON(e, out)
+			}
+			fmt.Fprintf(e.stdout, "knowledge base %s renamed %s (%s)\n", kb.Name, out.Name, out.ID)
+			return nil
+		},
+	}
 }
 
 func newKBCreateCmd(e *env, r *remoteFlags) *cobra.Command {

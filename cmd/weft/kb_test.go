@@ -49,7 +49,16 @@ func TestKBCreateListRm(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "NAME") || !strings.Contains(r.stdout, "scripted/embed") || !strings.Contains(r.stdout, "(keyword-only)") || !strings.Contains(r.stdout, "128/0") {
 		t.Fatalf("list: code %d stdout %q", r.code, r.stdout)
 	}
-	r = runCLI(t, t.Context(), p.vars(), "", "kb", "rm", "handbook", got.ID)
+	// Renamed in place: same id; a taken name is refused.
+	r = runCLI(t, t.Context(), p.vars(), "", "kb", "rename", "handbook", "manual")
+	if renamed, err := p.c.FindKnowledgeBase(t.Context(), "manual"); r.code != 0 || err != nil || renamed.ID != kb.ID ||
+		r.stdout != "knowledge base handbook renamed manual ("+kb.ID+")\n" {
+		t.Fatalf("rename: code %d stdout %q stderr %q (%+v, %v)", r.code, r.stdout, r.stderr, renamed, err)
+	}
+	if r = runCLI(t, t.Context(), p.vars(), "", "kb", "rename", "manual", "words"); r.code != exitFailure || !strings.Contains(r.stderr, `a knowledge base named "words" already exists`) {
+		t.Fatalf("rename to a taken name: code %d stderr %q", r.code, r.stderr)
+	}
+	r = runCLI(t, t.Context(), p.vars(), "", "kb", "rm", "manual", got.ID)
 	if r.code != 0 || strings.Count(r.stdout, "removed") != 2 {
 		t.Fatalf("rm: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
