@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/tool"
@@ -238,7 +239,7 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 			return
 		}
 	}
-	id, created, model := meta.NewID("chatcmpl"), time.Now().Unix(), "workflow:"+wf.Name
+	id, created, model := "chatcmpl-"+memory.NewID(), time.Now().Unix(), "workflow:"+wf.Name
 	if !req.Stream {
 		outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, nil)
 		if err != nil {

@@ -154,6 +154,9 @@ func TestWorkflowModelStreamsTokens(t *testing.T) {
 			if err := json.Unmarshal([]byte(data), &c); err != nil {
 				t.Fatalf("chunk %s: %v", data, err)
 			}
+			if !strings.HasPrefix(c.ID, "chatcmpl-") {
+				t.Fatalf("chunk id %q, want OpenAI's chatcmpl- prefix", c.ID)
+			}
 			if c.Model != "workflow:writer" {
 				t.Fatalf("chunk model %q: %s", c.Model, data)
 			}
