@@ -51,13 +51,9 @@ documents and the agents that recall from it stay. Chunking and the
 embedding model cannot change; create a new knowledge base for those.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client(e)
+			c, kb, err := r.knowledgeBase(cmd.Context(), e, args[0])
 			if err != nil {
 				return err
-			}
-			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
-			if err != nil {
-				return remoteError(err, c)
 			}
 			out, err := c.UpdateKnowledgeBase(cmd.Context(), kb.ID, client.NewKnowledgeBase{Name: args[1]})
 			if err != nil {
@@ -191,13 +187,9 @@ func newKBRmDocCmd(e *env, r *remoteFlags) *cobra.Command {
 		Long:  `Remove documents from a knowledge base. DOC is a document's name (as "weft kb docs" shows it) or id.`,
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client(e)
+			c, kb, err := r.knowledgeBase(cmd.Context(), e, args[0])
 			if err != nil {
 				return err
-			}
-			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
-			if err != nil {
-				return remoteError(err, c)
 			}
 			docs, err := c.ListDocuments(cmd.Context(), kb.ID)
 			if err != nil {
@@ -235,13 +227,9 @@ func newKBDocsCmd(e *env, r *remoteFlags) *cobra.Command {
 		Short:   "List a knowledge base's documents and their status",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client(e)
+			c, kb, err := r.knowledgeBase(cmd.Context(), e, args[0])
 			if err != nil {
 				return err
-			}
-			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
-			if err != nil {
-				return remoteError(err, c)
 			}
 			docs, err := c.ListDocuments(cmd.Context(), kb.ID)
 			if err != nil {
@@ -306,13 +294,9 @@ func newKBSearchCmd(e *env, r *remoteFlags) *cobra.Command {
 			if topK < 0 || topK > 100 {
 				return usageError{errors.New("--top-k: want 1 to 100")}
 			}
-			c, err := r.client(e)
+			c, kb, err := r.knowledgeBase(cmd.Context(), e, args[0])
 			if err != nil {
 				return err
-			}
-			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
-			if err != nil {
-				return remoteError(err, c)
 			}
 			res, err := c.Search(cmd.Context(), kb.ID, client.SearchRequest{Query: strings.Join(args[1:], " "), TopK: topK, Mode: mode})
 			if err != nil {
@@ -393,13 +377,9 @@ Retry-After). The command fails if any document fails, saying which and why.`,
 			if err != nil {
 				return err
 			}
-			c, err := r.client(e)
+			c, kb, err := r.knowledgeBase(cmd.Context(), e, args[0])
 			if err != nil {
 				return err
-			}
-			kb, err := c.FindKnowledgeBase(cmd.Context(), args[0])
-			if err != nil {
-				return remoteError(err, c)
 			}
 			bar := progress == "bar" || progress == "auto" && !r.json && writerIsTerminal(e.stdout)
 			in := &ingestion{e: e, c: c, kb: kb, bar: bar, quiet: r.json, poll: poll, concurrency: concurrency}
@@ -764,4 +744,18 @@ func byteCount(n int64) string {
 		f, unit = f/1000, u
 	}
 	return strconv.FormatFloat(f, 'f', 1, 64) + " " + unit
+}
+
+// knowledgeBase connects to the server and finds the knowledge base ref
+// (a name or an id), as most kb commands begin.
+func (r *remoteFlags) knowledgeBase(ctx context.Context, e *env, ref string) (*client.Client, client.KnowledgeBase, error) {
+	c, err := r.client(e)
+	if err != nil {
+		return nil, client.KnowledgeBase{}, err
+	}
+	kb, err := c.FindKnowledgeBase(ctx, ref)
+	if err != nil {
+		return nil, client.KnowledgeBase{}, remoteError(err, c)
+	}
+	return c, kb, nil
 }
