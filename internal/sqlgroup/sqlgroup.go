@@ -63,12 +63,7 @@ func New(db *sql.DB) *Group {
 // once it has committed. A write still queued when ctx ends is not run.
 func (g *Group) Do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	w := &write{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.queue = append(g.queue, w)
-	lead := !g.leading
-	g.leading = true
-	g.mu.Unlock()
-	if lead {
+	if g.enqueue(w) {
 		g.lead()
 	}
 	err := <-w.done
@@ -82,14 +77,20 @@ func (g *Group) Do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx)
 // Async queues fn and returns at once; after is called with its outcome.
 func (g *Group) Async(fn func(ctx context.Context, tx *sql.Tx) error, after func(error)) {
 	w := &write{ctx: context.Background(), fn: fn, after: after}
+	if g.enqueue(w) {
+		go g.lead()
+	}
+}
+
+// enqueue queues w and reports whether its caller must lead: nobody was
+// leading, and from now on the caller is.
+func (g *Group) enqueue(w *write) bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.queue = append(g.queue, w)
 	lead := !g.leading
 	g.leading = true
-	g.mu.Unlock()
-	if lead {
-		go g.lead()
-	}
+	return lead
 }
 
 // lead runs one transaction with every queued write, then hands the lead
