@@ -96,6 +96,13 @@ func isEnd(c byte) bool {
 	return false
 }
 
+// containsFold reports whether s contains sub in any case, without
+// allocating (it runs on every log attribute).
 func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), sub)
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 == sub[0] && hasFold(s[i:], sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -84,7 +84,8 @@ func compactJSON(raw json.RawMessage) string {
 const maxBody = 64 << 20
 
 // Generate sends req and returns the complete answer.
-func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (m *Client) Generate(ctx context.Context, req *llm.Request) (_ *llm.Response, err error) {
+	defer func() { err = m.api.Redact(err) }()
 	body, err := m.buildRequest(req, false)
 	if err != nil {
 		return nil, err
@@ -141,6 +142,7 @@ func (wr *wireResponse) response() *llm.Response {
 // Breaking out of the loop cancels the request and closes the connection.
 func (m *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
+		yield = m.api.RedactYield(yield)
 		body, err := m.buildRequest(req, true)
 		if err != nil {
 			yield(llm.Chunk{}, err)

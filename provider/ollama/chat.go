@@ -252,7 +252,8 @@ func encodeTools(tools []llm.ToolSpec, choice llm.ToolChoice) ([]wireTool, error
 }
 
 // Generate sends req with "stream": false and returns the answer.
-func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (m *Client) Generate(ctx context.Context, req *llm.Request) (_ *llm.Response, err error) {
+	defer func() { err = m.api.Redact(err) }()
 	body, err := m.buildChat(req, false)
 	if err != nil {
 		return nil, err
@@ -277,6 +278,7 @@ func (m *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 // connection.
 func (m *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
+		yield = m.api.RedactYield(yield)
 		body, err := m.buildChat(req, true)
 		if err != nil {
 			yield(llm.Chunk{}, err)

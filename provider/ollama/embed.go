@@ -26,7 +26,8 @@ const maxEmbedBody = 256 << 20
 
 // Embed returns the embeddings of req.Inputs from /api/embed, one vector per
 // input in input order.
-func (m *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+func (m *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (_ *llm.EmbedResponse, err error) {
+	defer func() { err = m.api.Redact(err) }()
 	if req == nil || len(req.Inputs) == 0 {
 		return nil, badRequest("embed: no inputs")
 	}

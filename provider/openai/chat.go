@@ -8,7 +8,8 @@ import (
 )
 
 // Generate sends req to /chat/completions and returns the whole answer.
-func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (_ *llm.Response, err error) {
+	defer func() { err = c.api.Redact(err) }()
 	body, err := c.chatBody(req, false)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 
 // Embed sends the inputs to /embeddings and returns one vector per input,
 // in input order.
-func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (_ *llm.EmbedResponse, err error) {
+	defer func() { err = c.api.Redact(err) }()
 	if req == nil || len(req.Inputs) == 0 {
 		return &llm.EmbedResponse{Model: c.model}, nil
 	}
@@ -47,7 +48,8 @@ func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 
 // Moderate sends the inputs to /moderations and returns one verdict per
 // input.
-func (c *Client) Moderate(ctx context.Context, inputs []string) ([]llm.ModerationResult, error) {
+func (c *Client) Moderate(ctx context.Context, inputs []string) (_ []llm.ModerationResult, err error) {
+	defer func() { err = c.api.Redact(err) }()
 	if len(inputs) == 0 {
 		return nil, nil
 	}
@@ -76,7 +78,8 @@ func (c *Client) Moderate(ctx context.Context, inputs []string) ([]llm.Moderatio
 // GenerateImage sends req to /images/generations with the client's model.
 // Images come back as URLs or as bytes, as req.Format asks ("url" or
 // "b64_json"); req.Extra is merged into the body.
-func (c *Client) GenerateImage(ctx context.Context, req *llm.ImageRequest) (*llm.ImageResponse, error) {
+func (c *Client) GenerateImage(ctx context.Context, req *llm.ImageRequest) (_ *llm.ImageResponse, err error) {
+	defer func() { err = c.api.Redact(err) }()
 	if req == nil || req.Prompt == "" {
 		return nil, c.badRequest("image request without a prompt")
 	}

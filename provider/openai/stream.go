@@ -21,6 +21,7 @@ import (
 // the response body, and cancelling ctx aborts the read.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
+		yield = c.api.RedactYield(yield)
 		body, err := c.chatBody(req, true)
 		if err != nil {
 			yield(llm.Chunk{}, err)

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/llm"
 )
 
@@ -106,7 +108,59 @@ func (c *Client) StatusError(resp *http.Response) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 		c.ErrorBody(e, resp, b)
 	}
-	return e
+	return c.Redact(e)
+}
+
+// Redact returns err with the client's credentials removed from its text:
+// the values of Header's credential headers (Authorization, and any header
+// whose name speaks of a key, a token, a secret or auth), each value's
+// token after its scheme ("Bearer …"), as they are and JSON- or
+// URL-encoded, and any bearer token or credential header an echoing
+// server quoted (see redact.Secrets). An upstream that quotes the request
+// back in an error body then cannot put the key in front of whoever
+// reads the error. An [*llm.Error] in err's chain is redacted in place
+// (its message, code and cause), so that it keeps its type; nil stays nil.
+func (c *Client) Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	var s redact.Secrets
+	for k, vs := range c.Header {
+		if !credentialHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			s.Add(v)
+			if _, token, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+				s.Add(token)
+			}
+		}
+	}
+	var e *llm.Error
+	if errors.As(err, &e) {
+		e.Message = s.Text(e.Message)
+		e.Code = s.Text(e.Code)
+		e.Err = s.Error(e.Err)
+	}
+	return s.Error(err)
+}
+
+// RedactYield returns yield with every error it is given passed through
+// [Client.Redact], for a driver's Stream to yield through.
+func (c *Client) RedactYield(yield func(llm.Chunk, error) bool) func(llm.Chunk, error) bool {
+	return func(ch llm.Chunk, err error) bool { return yield(ch, c.Redact(err)) }
+}
+
+// credentialHeader reports whether a header of that name carries a
+// credential.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"auth", "key", "token", "secret"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // TransportError describes a failure to reach the server or to read its
