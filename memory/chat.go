@@ -12,8 +12,10 @@ import (
 // Chat is the memory of one conversation: a [Store] seen through a
 // [Window]. It is what a typed call or a platform turn reads history from
 // and writes new messages to. A Chat is safe for concurrent use, but turns
-// that read, call a model and write must hold [Chat.Lock] to keep their
-// messages together.
+// that read, call a model and write must hold the conversation to keep
+// their messages together: with [Chat.Begin], which also loads the window
+// and stores the turn's first messages (one round trip on a [TurnStore]),
+// or with [Chat.Lock].
 //
 // The window applies on read (Messages returns what fits) and on write
 // (records that fell out of the window are trimmed at once when the store
@@ -24,7 +26,10 @@ type Chat struct {
 	key     Key
 	window  Window
 	counter tokens.Counter
-	lock    func(ctx context.Context) (func(), error)
+	lease   Lease
+	keepAll bool
+	// locks serialises turns in-process when the store has no Locker.
+	locks *locks
 
 	// trimmed is the Seq before which the log was last trimmed (message
 	// windows).
@@ -37,6 +42,8 @@ type ChatOption func(*chatConfig)
 type chatConfig struct {
 	store   Store
 	counter tokens.Counter
+	lease   Lease
+	keepAll bool
 }
 
 // WithStore sets the store (default: one in-process store per Chats).
@@ -44,6 +51,20 @@ func WithStore(s Store) ChatOption { return func(c *chatConfig) { c.store = s } 
 
 // WithCounter sets the counter of Record.Tokens (default tokens.Estimator).
 func WithCounter(c tokens.Counter) ChatOption { return func(cc *chatConfig) { cc.counter = c } }
+
+// WithLease sets the lease a turn takes on its conversation (see
+// [Chat.Begin] and [Chat.Lock]): its owner, so that a process restarting
+// under the same owner can [Locker.Drop] the leases its previous life
+// left, its TTL, and how long a turn waits for a busy conversation. The
+// default is an anonymous lease of DefaultLeaseTTL, waited for until the
+// turn's context ends.
+func WithLease(l Lease) ChatOption { return func(c *chatConfig) { c.lease = l } }
+
+// KeepAll keeps every record in the store: records that fell out of the
+// window are not trimmed, so that the whole conversation can still be
+// listed (a server showing its sessions' messages needs this). By default
+// a store that implements [Trimmer] is trimmed on write.
+func KeepAll() ChatOption { return func(c *chatConfig) { c.keepAll = true } }
 
 // NewChat returns the memory of conversation key in store, bounded by w.
 // Turns are serialised with the store's [Locker] when it has one, and with
@@ -53,11 +74,18 @@ func NewChat(store Store, key Key, w Window, opts ...ChatOption) *Chat {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &Chat{store: cfg.store, key: key, window: w, counter: cfg.counter}
+	var tbl *locks
+	if _, ok := cfg.store.(Locker); !ok {
+		tbl = &locks{prune: true}
+	}
+	return newChat(&cfg, key, w, tbl)
+}
+
+func newChat(cfg *chatConfig, key Key, w Window, tbl *locks) *Chat {
+	c := &Chat{store: cfg.store, key: key, window: w, counter: cfg.counter, lease: cfg.lease, keepAll: cfg.keepAll, locks: tbl}
 	if c.counter == nil {
 		c.counter = tokens.Estimator{}
 	}
-	c.lock = lockFor(c.store, key, nil)
 	return c
 }
 
@@ -99,7 +127,8 @@ func (c *Chat) Records(ctx context.Context) ([]Record, error) {
 
 // Add appends messages, counting their tokens. A system message replaces
 // the stored one (and is not stored twice when identical). When the store
-// implements [Trimmer], records that no longer fit the window are removed.
+// implements [Trimmer], records that no longer fit the window are removed
+// (unless the chat keeps all, see [KeepAll]).
 func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -113,8 +142,15 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	} else if last, err = c.append(ctx, msgs); err != nil {
 		return err
 	}
+	return c.trimTo(ctx, last)
+}
+
+// trimTo removes, when the store implements [Trimmer] and the chat does not
+// keep all, the records that no longer fit the window after last, the
+// greatest Seq just appended.
+func (c *Chat) trimTo(ctx context.Context, last int64) error {
 	t, ok := c.store.(Trimmer)
-	if !ok {
+	if !ok || c.keepAll {
 		return nil
 	}
 	// Trimming is exact: a record the window no longer keeps is removed at
@@ -183,5 +219,13 @@ func (c *Chat) Clear(ctx context.Context) error {
 }
 
 // Lock waits until no other turn holds the conversation (or ctx ends) and
-// returns the function that releases it.
-func (c *Chat) Lock(ctx context.Context) (release func(), err error) { return c.lock(ctx) }
+// returns the function that releases it: the store's [Locker] with the
+// chat's lease (see [WithLease]) when it has one, an in-process lock
+// otherwise. [Chat.Begin] takes the lock, loads the window and stores a
+// turn's first messages together.
+func (c *Chat) Lock(ctx context.Context) (release func(), err error) {
+	if l, ok := c.store.(Locker); ok {
+		return l.Lock(ctx, c.key, c.lease)
+	}
+	return c.locks.lock(ctx, c.key, c.lease.Owner)
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/weftlabs/weft/tokens"
 )
 
-// InMemory is the in-process [Store]. It also implements [Lister], [Locker]
-// and [Trimmer]. It is safe for concurrent use; conversations live as long
+// InMemory is the in-process [Store]. It also implements [Lister], [Locker],
+// [TurnStore] and [Trimmer]. It is safe for concurrent use; conversations live as long
 // as the InMemory value. Records go in and come out as deep copies, so a
 // caller of Append and Load never shares memory with the store. (A [Chat]
 // over an InMemory reads stored messages without copying them; see
@@ -80,6 +80,11 @@ func (m *InMemory) add(key Key, recs []Record, out *[]Record) int64 {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.addLocked(key, recs, out, now)
+}
+
+// addLocked is add with m.mu held and the records' messages their own.
+func (m *InMemory) addLocked(key Key, recs []Record, out *[]Record, now time.Time) int64 {
 	m.fillIDs(recs)
 	c := m.convs[key]
 	if c == nil {
@@ -183,10 +188,18 @@ func (m *InMemory) Load(ctx context.Context, key Key, w Window) ([]Record, error
 		return nil, fmt.Errorf("memory: load %s: %w", key.String(), err)
 	}
 	m.mu.Lock()
+	out := m.loadLocked(key, w)
+	m.mu.Unlock()
+	ownMessages(out)
+	return out, nil
+}
+
+// loadLocked returns the records w keeps of key's conversation, sharing
+// their message data with the store. m.mu is held.
+func (m *InMemory) loadLocked(key Key, w Window) []Record {
 	c := m.convs[key]
 	if c == nil {
-		m.mu.Unlock()
-		return nil, nil
+		return nil
 	}
 	start := windowStart(len(c.log), w, func(i int) int { return c.log[i].Tokens })
 	n := len(c.log) - start
@@ -197,10 +210,39 @@ func (m *InMemory) Load(ctx context.Context, key Key, w Window) ([]Record, error
 	if c.sys != nil {
 		out = append(out, *c.sys)
 	}
-	out = append(out, c.log[start:]...)
+	return append(out, c.log[start:]...)
+}
+
+// Begin implements [TurnStore] with the in-process lock table: the lease
+// is held until end (a holder cannot die apart from its process, so there
+// is nothing to renew; l.TTL does not apply). The loaded records share
+// their message data with the store.
+func (m *InMemory) Begin(ctx context.Context, key Key, l Lease, w Window, first []Record) ([]Record, func(context.Context, []Record) (int64, error), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("memory: begin %s: %w", key.String(), err)
+	}
+	release, err := m.locks.lock(ctx, key, l.Owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf [4]Record
+	in := append(buf[:0], first...)
+	ownMessages(in)
+	now := time.Now().UTC().Round(0)
+	m.mu.Lock()
+	recs := m.loadLocked(key, w)
+	if len(in) > 0 {
+		m.addLocked(key, in, nil, now)
+	}
 	m.mu.Unlock()
-	ownMessages(out)
-	return out, nil
+	return recs, func(ctx context.Context, recs []Record) (int64, error) {
+		defer release()
+		if len(recs) == 0 {
+			return 0, nil
+		}
+		var buf [8]Record
+		return m.add(key, append(buf[:0], recs...), nil), nil
+	}, nil
 }
 
 // LoadMessages implements [MessageStore]: the messages share their data

@@ -10,3 +10,21 @@ import (
 func TestInMemoryContract(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return memory.NewInMemory() })
 }
+
+// turnlessStore is an InMemory seen without its TurnStore: a Chat over it
+// holds turns with Lock, Load and Append.
+type turnlessStore struct {
+	memory.Store
+	memory.Locker
+	memory.Lister
+	memory.Trimmer
+}
+
+// TestChatBeginWithoutTurnStore runs the contract suite, whose turn tests
+// go through Chat.Begin, over a store that is not a TurnStore.
+func TestChatBeginWithoutTurnStore(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Store {
+		m := memory.NewInMemory()
+		return turnlessStore{m, m, m, m}
+	})
+}

@@ -103,16 +103,3 @@ func (l *locks) forget(key Key) {
 		delete(l.m, key)
 	}
 }
-
-// lockFor returns the lock function of a conversation: the store's Locker
-// when it has one (with an anonymous lease of the default TTL), else the
-// in-process table tbl (a table of its own when tbl is nil).
-func lockFor(store Store, key Key, tbl *locks) func(context.Context) (func(), error) {
-	if l, ok := store.(Locker); ok {
-		return func(ctx context.Context) (func(), error) { return l.Lock(ctx, key, Lease{}) }
-	}
-	if tbl == nil {
-		tbl = &locks{prune: true}
-	}
-	return func(ctx context.Context) (func(), error) { return tbl.lock(ctx, key, "") }
-}

@@ -78,9 +78,7 @@ func (cs *Chats) Chat(id string) *Chat {
 		cs.chats[id] = c
 		return c
 	}
-	key := Key{Session: id}
-	c := &Chat{store: cs.cfg.store, key: key, window: cs.window, counter: cs.cfg.counter}
-	c.lock = lockFor(cs.cfg.store, key, cs.locks)
+	c := newChat(&cs.cfg, Key{Session: id}, cs.window, cs.locks)
 	cs.chats[id] = c
 	return c
 }

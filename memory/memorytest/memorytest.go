@@ -2,9 +2,10 @@
 //
 // A backend's test calls [Run] with a constructor; the suite checks the
 // Store contract (sequence numbers, idempotent appends, system records,
-// windows, round trips, tenant isolation, deletion, concurrency) and, when
-// the store implements them, the optional [memory.Lister], [memory.Locker]
-// and [memory.Trimmer] abilities:
+// windows, round trips, tenant isolation, deletion, concurrency), the turns
+// a [memory.Chat] holds over it (Begin, Append, End: one round trip each on
+// a [memory.TurnStore]) and, when the store implements them, the optional
+// [memory.Lister], [memory.Locker] and [memory.Trimmer] abilities:
 //
 //	func TestContract(t *testing.T) {
 //		memorytest.Run(t, func(t *testing.T) memory.Store { return memory.NewInMemory() })
@@ -55,6 +56,11 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"Lock", testLock},
 		{"LockDrop", testLockDrop},
 		{"LeaseRenewed", testLeaseRenewed},
+		{"Begin", testBegin},
+		{"BeginBusy", testBeginBusy},
+		{"BeginDropped", testBeginDropped},
+		{"BeginRenewed", testBeginRenewed},
+		{"EndAfterCancel", testEndAfterCancel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

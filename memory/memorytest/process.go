@@ -25,6 +25,7 @@ const (
 	envWriter  = "WEFT_MEMORYTEST_WRITER"
 	envCount   = "WEFT_MEMORYTEST_COUNT"    // 0: append until killed
 	envLockTTL = "WEFT_MEMORYTEST_LOCK_TTL" // set: hold the key's lock instead
+	envBegin   = "WEFT_MEMORYTEST_BEGIN"    // set: hold it with Chat.Begin
 	helperTest = "TestHelperProcess"
 )
 
@@ -73,8 +74,9 @@ func HelperProcess(t *testing.T, open func() (memory.Store, error)) {
 	os.Exit(0)
 }
 
-// holdLock is the helper that takes key's lock, says "locked", and holds
-// it until killed.
+// holdLock is the helper that takes key's lock (with Lock, or with
+// Chat.Begin when envBegin is set), says "locked", and holds it until
+// killed.
 func holdLock(open func() (memory.Store, error), key memory.Key, ttl string, fail func(error)) {
 	d, err := time.ParseDuration(ttl)
 	if err != nil {
@@ -90,7 +92,14 @@ func holdLock(open func() (memory.Store, error), key memory.Key, ttl string, fai
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := lk.Lock(ctx, key, memory.Lease{Owner: "memorytest-helper", TTL: d}); err != nil {
+	l := memory.Lease{Owner: "memorytest-helper", TTL: d}
+	if os.Getenv(envBegin) != "" {
+		_, _, err = memory.NewChat(s, key, memory.Window{}, memory.WithLease(l)).Begin(ctx,
+			memory.Record{ID: "held-q", Message: llm.UserMessage("held"), Tokens: 1})
+	} else {
+		_, err = lk.Lock(ctx, key, l)
+	}
+	if err != nil {
 		fail(err)
 	}
 	fmt.Fprintln(os.Stdout, "locked")
@@ -105,12 +114,25 @@ func holdLock(open func() (memory.Store, error), key memory.Key, ttl string, fai
 // long.
 func KillHolder(t *testing.T, s memory.Store, env []string, ttl time.Duration) {
 	t.Helper()
+	killHolder(t, s, append(env, envLockTTL+"="+ttl.String()), ttl)
+}
+
+// KillTurnHolder is [KillHolder] with a child that holds the conversation
+// with Chat.Begin (and so, on a [memory.TurnStore], with the store's
+// Begin): a turn whose process died blocks no one for long either.
+func KillTurnHolder(t *testing.T, s memory.Store, env []string, ttl time.Duration) {
+	t.Helper()
+	killHolder(t, s, append(env, envLockTTL+"="+ttl.String(), envBegin+"=1"), ttl)
+}
+
+func killHolder(t *testing.T, s memory.Store, env []string, ttl time.Duration) {
+	t.Helper()
 	lk, ok := s.(memory.Locker)
 	if !ok {
 		t.Fatalf("%T is not a Locker", s)
 	}
 	key := newKey("killed-holder")
-	cmd := helper(t, append(env, envLockTTL+"="+ttl.String()), key, 0, 0)
+	cmd := helper(t, env, key, 0, 0)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

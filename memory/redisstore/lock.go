@@ -60,15 +60,20 @@ func (s *Store) Lock(ctx context.Context, key memory.Key, l memory.Lease) (relea
 	return func() {
 		once.Do(func() {
 			stop()
-			// The turn does not wait for the release: it is one round
-			// trip, after which this process's waiters are woken.
-			s.releases.Add(1)
-			go func() {
-				defer s.releases.Done()
-				s.unlock(lk, token, owners, l.Owner != "")
-			}()
+			s.release(lk, token, owners, l.Owner != "")
 		})
 	}, nil
+}
+
+// release releases a lease without its caller waiting: the turn does not
+// wait for the release, one round trip after which this process's waiters
+// are woken.
+func (s *Store) release(lock, token, owners string, owned bool) {
+	s.releases.Add(1)
+	go func() {
+		defer s.releases.Done()
+		s.unlock(lock, token, owners, owned)
+	}()
 }
 
 func (s *Store) ownerKey(owner string) string {

@@ -160,6 +160,32 @@ func TestOneRoundTrip(t *testing.T) {
 		return err
 	})
 	measure("release", func() error { release(); return s.Close() })
+
+	// A turn held through a Chat: one round trip to begin (lease, window
+	// and the first record), one to end (the last records and the
+	// release), and one to end without records (the release alone,
+	// counted once Close has waited for it).
+	chat := memory.NewChat(s, key, memory.Window{MaxTokens: 500}, memory.WithLease(memory.Lease{Owner: "roundtrips"}), memory.KeepAll())
+	var h *memory.Hold
+	begin := func() error {
+		var recs []memory.Record
+		var err error
+		h, recs, err = chat.Begin(ctx, memory.Record{ID: "q", Message: llm.UserMessage("q"), Tokens: 1})
+		if err == nil && len(recs) == 0 {
+			err = errors.New("nothing loaded")
+		}
+		return err
+	}
+	end := func() error {
+		return h.End(ctx, memory.Record{ID: "a", Message: llm.AssistantMessage("a"), Tokens: 1})
+	}
+	if err := errors.Join(begin(), end()); err != nil { // loads the scripts
+		t.Fatal(err)
+	}
+	measure("Begin", begin)
+	measure("End with a record", end)
+	measure("Begin", begin)
+	measure("End without records", func() error { return errors.Join(h.End(ctx), s.Close()) })
 }
 
 // naiveLoad is the layout the package doc warns about: a ZSET of sequence
@@ -215,6 +241,7 @@ func TestCrossProcess(t *testing.T) {
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 60) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 40) })
 	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
+	t.Run("SIGKILL turn holder", func(t *testing.T) { memorytest.KillTurnHolder(t, s, env, time.Second) })
 }
 
 func TestKeysStayInOneSlot(t *testing.T) {

@@ -6,83 +6,129 @@ import "github.com/redis/go-redis/v9"
 // number lead, so that the scripts can sum a window's tokens and find a
 // record's position with one string.match instead of decoding JSON.
 
+// luaLoad defines load(log, sys, maxT, maxM), which returns the system
+// entry (or "") followed by the newest log entries that fit the window,
+// oldest first: with a token bound (maxT > 0) by walking the log from its
+// tail, else with one LRANGE (maxM 0: no bound).
+const luaLoad = `
+local function load(logk, sysk, maxT, maxM)
+	local sys = redis.call('GET', sysk) or ''
+	if maxT <= 0 then
+		local from = 0
+		if maxM > 0 then from = -maxM end
+		local out = {sys}
+		for _, e in ipairs(redis.call('LRANGE', logk, from, -1)) do out[#out + 1] = e end
+		return out
+	end
+	local n = redis.call('LLEN', logk)
+	if maxM > 0 and maxM < n then n = maxM end
+	if n == 0 then return {sys} end
+	-- Walk back from the newest entry in growing chunks; stop at the first
+	-- entry that does not fit.
+	local kept = {}
+	local sum, got, chunk = 0, 0, 64
+	while got < n do
+		local k = math.min(chunk, n - got)
+		local part = redis.call('LRANGE', logk, -(got + k), -(got + 1))
+		local stop = false
+		for i = #part, 1, -1 do
+			local t = tonumber(string.match(part[i], '^(-?%d+)|'))
+			if sum + t > maxT then stop = true break end
+			sum = sum + t
+			kept[#kept + 1] = part[i]
+		end
+		if stop then break end
+		got = got + k
+		chunk = chunk * 2
+	end
+	local out = {sys}
+	for i = #kept, 1, -1 do out[#out + 1] = kept[i] end
+	return out
+end
+`
+
+// luaAppend defines append(log, ids, sys, meta, ttl, now, from), which
+// appends the records in ARGV from index from on, assigning sequence
+// numbers, and returns for each record either its new sequence number (an
+// integer) or, for a record already stored (a repeated id, an identical
+// system record), the stored entry. It refreshes the TTL of the
+// conversation's keys. A record is five arguments: kind ("s" system, "l"
+// log), id, tokens, payload, hash of the system text ("" for log records).
+const luaAppend = `
+local function append(logk, idsk, sysk, metak, ttl, now, from)
+	local last = tonumber(redis.call('HGET', metak, 'last') or '0')
+	local added, changed = 0, false
+	local out = {}
+	for i = from, #ARGV, 5 do
+		local kind, id, tok, js, th = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+		if kind == 's' then
+			if redis.call('HGET', metak, 'systext') ~= th then
+				redis.call('SET', sysk, tok .. '|0|' .. js)
+				redis.call('HSET', metak, 'systext', th)
+				changed = true
+				out[#out + 1] = 0
+			else
+				out[#out + 1] = redis.call('GET', sysk)
+			end
+		else
+			local seq = redis.call('HGET', idsk, id)
+			if seq then
+				out[#out + 1] = redis.call('LINDEX', logk, tonumber(seq) - last - 1)
+			else
+				last = last + 1
+				redis.call('RPUSH', logk, tok .. '|' .. last .. '|' .. js)
+				redis.call('HSET', idsk, id, last)
+				added = added + 1
+				out[#out + 1] = last
+			end
+		end
+	end
+	if added > 0 or changed then
+		redis.call('HSET', metak, 'last', last, 'updated', now)
+		redis.call('HSETNX', metak, 'created', now)
+		redis.call('HINCRBY', metak, 'count', added)
+	end
+	for _, k in ipairs({logk, idsk, sysk, metak}) do redis.call('PEXPIRE', k, ttl) end
+	return out
+end
+`
+
 // loadScript returns the system entry (or "") followed by the newest log
-// entries that fit the window, oldest first.
+// entries that fit a token window, oldest first.
 //
 //	KEYS: log, sys
 //	ARGV: max tokens (> 0), max messages (0: no bound)
-var loadScript = redis.NewScript(`
-local maxT = tonumber(ARGV[1])
-local maxM = tonumber(ARGV[2])
-local sys = redis.call('GET', KEYS[2]) or ''
-local n = redis.call('LLEN', KEYS[1])
-if maxM > 0 and maxM < n then n = maxM end
-if n == 0 then return {sys} end
--- Walk back from the newest entry in growing chunks; stop at the first
--- entry that does not fit.
-local kept = {}
-local sum, got, chunk = 0, 0, 64
-while got < n do
-	local k = math.min(chunk, n - got)
-	local part = redis.call('LRANGE', KEYS[1], -(got + k), -(got + 1))
-	local stop = false
-	for i = #part, 1, -1 do
-		local t = tonumber(string.match(part[i], '^(-?%d+)|'))
-		if sum + t > maxT then stop = true break end
-		sum = sum + t
-		kept[#kept + 1] = part[i]
-	end
-	if stop then break end
-	got = got + k
-	chunk = chunk * 2
-end
-local out = {sys}
-for i = #kept, 1, -1 do out[#out + 1] = kept[i] end
+var loadScript = redis.NewScript(luaLoad + `return load(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))`)
+
+// appendScript appends records (see luaAppend).
+//
+//	KEYS: log, ids, sys, meta
+//	ARGV: ttl ms, now (Unix ns), then five per record
+var appendScript = redis.NewScript(luaAppend + `return append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], 3)`)
+
+// beginScript takes a turn's lease (SET NX PX), loads the window as
+// loadScript does (any window) and appends the turn's first records, or
+// returns 0 when another holder has the lease.
+//
+//	KEYS: log, ids, sys, meta, lock
+//	ARGV: token, lease ms, max tokens (0: no bound), max messages (0: no
+//	      bound), ttl ms, now (Unix ns), then five per record
+var beginScript = redis.NewScript(luaLoad + luaAppend + `
+if not redis.call('SET', KEYS[5], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+local out = load(KEYS[1], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]))
+if #ARGV >= 7 then append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], 7) end
 return out
 `)
 
-// appendScript appends records, assigning sequence numbers, and returns for
-// each record either its new sequence number (an integer) or, for a record
-// already stored (a repeated id, an identical system record), the stored
-// entry. It refreshes the TTL of the conversation's keys.
+// endScript appends a turn's last records (see luaAppend) and releases its
+// lease if it still holds the holder's token. It returns the append's
+// result.
 //
-//	KEYS: log, ids, sys, meta
-//	ARGV: ttl ms, now (Unix ns), then per record: kind ("s" system, "l" log),
-//	      id, tokens, json, hash of the system text ("" for log records)
-var appendScript = redis.NewScript(`
-local last = tonumber(redis.call('HGET', KEYS[4], 'last') or '0')
-local added, changed = 0, false
-local out = {}
-for i = 3, #ARGV, 5 do
-	local kind, id, tok, js, th = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-	if kind == 's' then
-		if redis.call('HGET', KEYS[4], 'systext') ~= th then
-			redis.call('SET', KEYS[3], tok .. '|0|' .. js)
-			redis.call('HSET', KEYS[4], 'systext', th)
-			changed = true
-			out[#out + 1] = 0
-		else
-			out[#out + 1] = redis.call('GET', KEYS[3])
-		end
-	else
-		local seq = redis.call('HGET', KEYS[2], id)
-		if seq then
-			out[#out + 1] = redis.call('LINDEX', KEYS[1], tonumber(seq) - last - 1)
-		else
-			last = last + 1
-			redis.call('RPUSH', KEYS[1], tok .. '|' .. last .. '|' .. js)
-			redis.call('HSET', KEYS[2], id, last)
-			added = added + 1
-			out[#out + 1] = last
-		end
-	end
-end
-if added > 0 or changed then
-	redis.call('HSET', KEYS[4], 'last', last, 'updated', ARGV[2])
-	redis.call('HSETNX', KEYS[4], 'created', ARGV[2])
-	redis.call('HINCRBY', KEYS[4], 'count', added)
-end
-for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ARGV[1]) end
+//	KEYS: log, ids, sys, meta, lock
+//	ARGV: token, ttl ms, now (Unix ns), then five per record
+var endScript = redis.NewScript(luaAppend + `
+local out = append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], 4)
+if redis.call('GET', KEYS[5]) == ARGV[1] then redis.call('DEL', KEYS[5]) end
 return out
 `)
 

@@ -11,7 +11,7 @@
 //	<prefix>:{<tag>}:ids   HASH client message id → seq (idempotent appends)
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
-//	<prefix>:{<tag>}:lock  STRING lease token (SET NX PX), the Locker
+//	<prefix>:{<tag>}:lock  STRING lease token (SET NX PX), the Locker's and the TurnStore's
 //
 // The tag is "t:<tenant>:a:<agent>:s:<session>" when the names are short
 // and made of letters, digits and "-_.@"; otherwise it is "h:" and a SHA-256
@@ -73,7 +73,8 @@ import (
 const DefaultTTL = 7 * 24 * time.Hour
 
 // Store is a [memory.Store] over Redis. It also implements
-// [memory.Lister], [memory.Locker] and [memory.Trimmer]. It is safe for
+// [memory.Lister], [memory.Locker], [memory.TurnStore] and
+// [memory.Trimmer]. It is safe for
 // concurrent use, also by many processes sharing one Redis.
 type Store struct {
 	client  redis.UniversalClient
@@ -207,59 +208,14 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 	args := make([]any, 0, 2+5*len(recs))
 	args = append(args, s.ttl.Milliseconds(), now.UnixNano())
 	in := make([]memory.Record, len(recs))
-	for i, r := range recs {
-		if r.ID == "" {
-			r.ID = memory.NewID()
-		}
-		if r.CreatedAt.IsZero() {
-			r.CreatedAt = now
-		}
-		payload, err := encodePayload(r)
-		if err != nil {
-			return nil, fail("append", key, fmt.Errorf("encode record %d: %w", i, err))
-		}
-		kind, th := "l", ""
-		if r.Message.Role == llm.RoleSystem {
-			sum := sha256.Sum256([]byte(r.Message.Text()))
-			kind, th = "s", hex.EncodeToString(sum[:])
-		}
-		args = append(args, kind, r.ID, r.Tokens, payload, th)
-		// The caller's record keeps its memory; the returned one is decoded
-		// from the store's own copy.
-		c, err := decodePayload(payload)
-		if err != nil {
-			return nil, fail("append", key, err)
-		}
-		r.Message = c.Message
-		in[i] = r
+	args, err := encodeRecords(args, recs, now, in)
+	if err != nil {
+		return nil, fail("append", key, err)
 	}
 	k := s.keys(key)
-	ks := []string{k.log, k.ids, k.sys, k.meta}
-	ti, ai := s.tenantIndex(key.Tenant), s.agentIndex(key.Tenant, key.Agent)
-	score := float64(now.UnixMilli())
-	stale := strconv.FormatInt(now.Add(-s.ttl).UnixMilli(), 10)
-	run := func(eval func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd) (*redis.Cmd, error) {
-		var res *redis.Cmd
-		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = eval(ctx, p, ks, args...)
-			p.ZAdd(ctx, ti, redis.Z{Score: score, Member: lenPrefixed(key.Agent) + key.Session})
-			p.ZAdd(ctx, ai, redis.Z{Score: score, Member: key.Session})
-			p.ZRemRangeByScore(ctx, ti, "-inf", "("+stale)
-			p.ZRemRangeByScore(ctx, ai, "-inf", "("+stale)
-			p.PExpire(ctx, ti, s.ttl)
-			p.PExpire(ctx, ai, s.ttl)
-			return nil
-		})
-		if err == nil {
-			err = res.Err()
-		}
-		return res, err
-	}
-	res, err := run(appendScript.EvalSha)
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// Redis restarted or flushed its scripts: EVAL loads the script again.
-		res, err = run(appendScript.Eval)
-	}
+	res, err := s.run(ctx, appendScript, []string{k.log, k.ids, k.sys, k.meta}, args, func(p redis.Pipeliner) {
+		s.index(ctx, p, key, now)
+	})
 	if err != nil {
 		return nil, fail("append", key, err)
 	}
@@ -282,6 +238,80 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		}
 	}
 	return in, nil
+}
+
+// encodeRecords appends to args the five arguments of each record that the
+// append script takes, giving records without an id a fresh one and
+// records without a time now. When out is not nil, out[i] is recs[i] with
+// that id and time and a message decoded from the store's copy (what
+// Append returns: it shares no memory with the caller's).
+func encodeRecords(args []any, recs []memory.Record, now time.Time, out []memory.Record) ([]any, error) {
+	for i, r := range recs {
+		if r.ID == "" {
+			r.ID = memory.NewID()
+		}
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = now
+		}
+		payload, err := encodePayload(r)
+		if err != nil {
+			return nil, fmt.Errorf("encode record %d: %w", i, err)
+		}
+		kind, th := "l", ""
+		if r.Message.Role == llm.RoleSystem {
+			sum := sha256.Sum256([]byte(r.Message.Text()))
+			kind, th = "s", hex.EncodeToString(sum[:])
+		}
+		args = append(args, kind, r.ID, r.Tokens, payload, th)
+		if out != nil {
+			c, err := decodePayload(payload)
+			if err != nil {
+				return nil, err
+			}
+			r.Message = c.Message
+			out[i] = r
+		}
+	}
+	return args, nil
+}
+
+// run runs script in a pipeline with the commands extra adds (index and
+// owner-set updates, which live in other slots than a conversation's keys),
+// one round trip, and returns the script's reply. After a Redis restart
+// EVALSHA meets NOSCRIPT, and the pipeline runs again with EVAL, which
+// caches the script again.
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any, extra func(p redis.Pipeliner)) (*redis.Cmd, error) {
+	try := func(eval func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd) (*redis.Cmd, error) {
+		var res *redis.Cmd
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			res = eval(ctx, p, keys, args...)
+			extra(p)
+			return nil
+		})
+		if err == nil {
+			err = res.Err()
+		}
+		return res, err
+	}
+	res, err := try(script.EvalSha)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		res, err = try(script.Eval)
+	}
+	return res, err
+}
+
+// index adds to p the updates of the tenant's and the agent's indexes of
+// conversations for an append to key at now.
+func (s *Store) index(ctx context.Context, p redis.Pipeliner, key memory.Key, now time.Time) {
+	ti, ai := s.tenantIndex(key.Tenant), s.agentIndex(key.Tenant, key.Agent)
+	score := float64(now.UnixMilli())
+	stale := strconv.FormatInt(now.Add(-s.ttl).UnixMilli(), 10)
+	p.ZAdd(ctx, ti, redis.Z{Score: score, Member: lenPrefixed(key.Agent) + key.Session})
+	p.ZAdd(ctx, ai, redis.Z{Score: score, Member: key.Session})
+	p.ZRemRangeByScore(ctx, ti, "-inf", "("+stale)
+	p.ZRemRangeByScore(ctx, ai, "-inf", "("+stale)
+	p.PExpire(ctx, ti, s.ttl)
+	p.PExpire(ctx, ai, s.ttl)
 }
 
 // Load implements [memory.Store] in one round trip: a window bounded only
@@ -319,6 +349,16 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 	if err != nil {
 		return nil, fail("load", key, err)
 	}
+	out, err := decodeWindow(sys, log)
+	if err != nil {
+		return nil, fail("load", key, err)
+	}
+	return out, nil
+}
+
+// decodeWindow decodes a window's entries: the system entry ("" for none)
+// and the log's.
+func decodeWindow(sys string, log []string) ([]memory.Record, error) {
 	n := len(log)
 	if sys != "" {
 		n++
@@ -328,7 +368,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 	if sys != "" {
 		r, err := decodeEntryIn(sys, parts[0:1:1])
 		if err != nil {
-			return nil, fail("load", key, err)
+			return nil, err
 		}
 		out = append(out, r)
 	}
@@ -336,7 +376,7 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 		i := len(out)
 		r, err := decodeEntryIn(e, parts[i:i+1:i+1])
 		if err != nil {
-			return nil, fail("load", key, err)
+			return nil, err
 		}
 		out = append(out, r)
 	}

@@ -98,6 +98,7 @@ var migrations = []migration{
 		`DROP TABLE memory_locks`,
 		`ALTER TABLE memory_locks_v4 RENAME TO memory_locks`,
 	}},
+	{5, "postgres: turns in one round trip each", nil, []string{beginFunction, endFunction}, nil},
 }
 
 // appendFunction is Append on PostgreSQL as one statement, hence one round
@@ -162,6 +163,68 @@ BEGIN
 		UPDATE memory_sessions x SET last_seq = v_last, msg_count = x.msg_count + v_added, updated_at = p_now
 		WHERE x.tenant = p_tenant AND x.agent = p_agent AND x.session = p_session;
 	END IF;
+END
+$$`
+
+// beginFunction is TurnStore.Begin on PostgreSQL as one statement: it
+// takes the lease as lockAcquire does, then returns the window as the load
+// query does and appends the first records with memory_append. When
+// another holder has the lease it changes nothing and returns one row with
+// r_seq -1.
+const beginFunction = `CREATE FUNCTION memory_begin(p_tenant text, p_agent text, p_session text, p_token text, p_expires bigint,
+	p_lock_now bigint, p_max_tokens bigint, p_limit bigint, p_now bigint,
+	p_kind text[], p_id text[], p_tokens bigint[], p_partial boolean[], p_created bigint[], p_message text[], p_hash text[])
+RETURNS TABLE (r_seq bigint, r_id text, r_tokens bigint, r_partial boolean, r_created bigint, r_message text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO memory_locks AS l (tenant, agent, session, token, expires_at)
+	VALUES (p_tenant, p_agent, p_session, p_token, p_expires)
+	ON CONFLICT (tenant, agent, session) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+	WHERE l.expires_at <= p_lock_now;
+	IF NOT FOUND THEN
+		r_seq := -1; r_id := ''; r_tokens := 0; r_partial := false; r_created := 0; r_message := '';
+		RETURN NEXT;
+		RETURN;
+	END IF;
+	RETURN QUERY
+		SELECT m.seq, m.msg_id, m.tokens, m.partial, m.created_at, m.message FROM memory_messages m
+		WHERE m.tenant = p_tenant AND m.agent = p_agent AND m.session = p_session AND m.seq = 0
+		UNION ALL
+		SELECT m.seq, m.msg_id, m.tokens, m.partial, m.created_at, m.message FROM memory_messages m
+		WHERE m.tenant = p_tenant AND m.agent = p_agent AND m.session = p_session AND m.seq > (
+			SELECT COALESCE(MAX(CASE WHEN w.running > p_max_tokens THEN w.seq END), MIN(w.seq) - 1, 0) FROM (
+				SELECT n.seq, SUM(n.tokens) OVER (ORDER BY n.seq DESC ROWS UNBOUNDED PRECEDING) AS running
+				FROM (
+					SELECT x.seq, x.tokens FROM memory_messages x
+					WHERE x.tenant = p_tenant AND x.agent = p_agent AND x.session = p_session AND x.seq > 0
+					ORDER BY x.seq DESC LIMIT p_limit
+				) n
+			) w
+		)
+		ORDER BY 1;
+	IF coalesce(array_length(p_kind, 1), 0) > 0 THEN
+		PERFORM * FROM memory_append(p_tenant, p_agent, p_session, p_now, p_kind, p_id, p_tokens, p_partial, p_created, p_message, p_hash);
+	END IF;
+END
+$$`
+
+// endFunction is the end of a TurnStore turn on PostgreSQL as one
+// statement: it appends the last records with memory_append, deletes the
+// lease if it still holds the holder's token, and returns the greatest Seq
+// among the records (0 for none).
+const endFunction = `CREATE FUNCTION memory_end(p_tenant text, p_agent text, p_session text, p_token text, p_now bigint,
+	p_kind text[], p_id text[], p_tokens bigint[], p_partial boolean[], p_created bigint[], p_message text[], p_hash text[])
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_last bigint := 0;
+BEGIN
+	IF coalesce(array_length(p_kind, 1), 0) > 0 THEN
+		SELECT coalesce(max(a.r_seq), 0) INTO v_last
+		FROM memory_append(p_tenant, p_agent, p_session, p_now, p_kind, p_id, p_tokens, p_partial, p_created, p_message, p_hash) a;
+	END IF;
+	DELETE FROM memory_locks l WHERE l.tenant = p_tenant AND l.agent = p_agent AND l.session = p_session AND l.token = p_token;
+	RETURN v_last;
 END
 $$`
 

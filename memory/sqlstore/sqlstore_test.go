@@ -178,6 +178,7 @@ func TestSQLiteCrossProcess(t *testing.T) {
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
 	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
+	t.Run("SIGKILL turn holder", func(t *testing.T) { memorytest.KillTurnHolder(t, s, env, time.Second) })
 }
 
 func TestPostgresCrossProcess(t *testing.T) {
@@ -188,6 +189,7 @@ func TestPostgresCrossProcess(t *testing.T) {
 	t.Run("two appenders", func(t *testing.T) { memorytest.CrossProcess(t, s, env, 40) })
 	t.Run("SIGKILL", func(t *testing.T) { memorytest.KillMidAppend(t, s, env, 25) })
 	t.Run("SIGKILL holder", func(t *testing.T) { memorytest.KillHolder(t, s, env, time.Second) })
+	t.Run("SIGKILL turn holder", func(t *testing.T) { memorytest.KillTurnHolder(t, s, env, time.Second) })
 }
 
 // statements counts the statements pgx sends.
@@ -238,4 +240,20 @@ func TestPostgresOneStatement(t *testing.T) {
 	})
 	count("Append of a repeated id", func() error { _, err := s.Append(ctx, key, recs[0]); return err })
 	count("Load", func() error { _, err := s.Load(ctx, key, memory.Window{MaxTokens: 100, MaxMessages: 2}); return err })
+
+	// A turn held through a Chat: one statement to begin (lease, window
+	// and the first record), one to end (the last records and the
+	// release).
+	chat := memory.NewChat(s, key, memory.Window{MaxTokens: 100}, memory.KeepAll())
+	var h *memory.Hold
+	count("Begin", func() error {
+		var recs []memory.Record
+		var err error
+		h, recs, err = chat.Begin(ctx, memory.Record{ID: "q", Message: llm.UserMessage("q"), Tokens: 1})
+		if err == nil && len(recs) != 2 { // the system record and one of 60 tokens
+			err = fmt.Errorf("Begin loaded %d records, want 2", len(recs))
+		}
+		return err
+	})
+	count("End", func() error { return h.End(ctx, memory.Record{ID: "a", Message: llm.AssistantMessage("a"), Tokens: 1}) })
 }

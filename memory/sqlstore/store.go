@@ -93,7 +93,7 @@ func (d dialect) String() string {
 }
 
 // Store is a [memory.Store] over SQL. It also implements [memory.Lister],
-// [memory.Locker] and [memory.Trimmer]. It is safe for concurrent use, also
+// [memory.Locker], [memory.TurnStore] and [memory.Trimmer]. It is safe for concurrent use, also
 // by several processes sharing one database.
 type Store struct {
 	db      *sql.DB
@@ -372,6 +372,19 @@ type encoded struct {
 
 func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record) ([]memory.Record, error) {
 	now := time.Now().UTC().Round(0)
+	in, err := encodeRecords(recs, now)
+	if err != nil {
+		return nil, err
+	}
+	if s.dialect == postgres {
+		return s.appendCall(ctx, key, in, now)
+	}
+	return s.appendTx(ctx, key, in, now)
+}
+
+// encodeRecords encodes records for an append, giving those without an id
+// a fresh one and those without a time now.
+func encodeRecords(recs []memory.Record, now time.Time) ([]encoded, error) {
 	in := make([]encoded, len(recs))
 	for i, r := range recs {
 		if r.ID == "" {
@@ -395,36 +408,15 @@ func (s *Store) append(ctx context.Context, key memory.Key, recs []memory.Record
 		e.rec = r
 		in[i] = e
 	}
-	var out []memory.Record
-	var err error
-	if s.dialect == postgres {
-		out, err = s.appendCall(ctx, key, in, now)
-	} else {
-		out, err = s.appendTx(ctx, key, in, now)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return in, nil
 }
 
 // appendCall appends with one call of the memory_append function.
 func (s *Store) appendCall(ctx context.Context, key memory.Key, in []encoded, now time.Time) ([]memory.Record, error) {
 	n := len(in)
-	kinds, ids, hashes, msgs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	tokens, created := make([]int64, n), make([]int64, n)
-	partial := make([]bool, n)
-	for i, e := range in {
-		kinds[i] = "l"
-		if e.rec.Message.Role == llm.RoleSystem {
-			kinds[i] = "s"
-		}
-		ids[i], hashes[i], msgs[i] = e.rec.ID, e.hash, e.json
-		tokens[i], created[i], partial[i] = int64(e.rec.Tokens), e.rec.CreatedAt.UnixNano(), e.rec.Partial
-	}
 	rows, err := s.db.QueryContext(ctx, `SELECT r_seq, r_found, r_id, r_tokens, r_partial, r_created, r_message
 		FROM memory_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		key.Tenant, key.Agent, key.Session, now.UnixNano(), kinds, ids, tokens, partial, created, msgs, hashes)
+		append([]any{key.Tenant, key.Agent, key.Session, now.UnixNano()}, pgArrays(in)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -459,10 +451,39 @@ func (s *Store) appendCall(ctx context.Context, key memory.Key, in []encoded, no
 	return out, nil
 }
 
+// pgArrays returns the arrays of in's fields that memory_append takes:
+// kinds, ids, tokens, partial flags, times, messages and system hashes.
+func pgArrays(in []encoded) []any {
+	n := len(in)
+	kinds, ids, hashes, msgs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	tokens, created := make([]int64, n), make([]int64, n)
+	partial := make([]bool, n)
+	for i, e := range in {
+		kinds[i] = "l"
+		if e.rec.Message.Role == llm.RoleSystem {
+			kinds[i] = "s"
+		}
+		ids[i], hashes[i], msgs[i] = e.rec.ID, e.hash, e.json
+		tokens[i], created[i], partial[i] = int64(e.rec.Tokens), e.rec.CreatedAt.UnixNano(), e.rec.Partial
+	}
+	return []any{kinds, ids, tokens, partial, created, msgs, hashes}
+}
+
 // appendTx appends in a Go-driven transaction: SQLite runs in process, so
 // its statements cost no round trips, and its IMMEDIATE transaction makes
 // appenders take turns.
 func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now time.Time) ([]memory.Record, error) {
+	var out []memory.Record
+	err := s.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		out, err = s.appendIn(ctx, tx, key, in, now)
+		return err
+	})
+	return out, err
+}
+
+// appendIn is the body of appendTx's transaction.
+func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, key memory.Key, in []encoded, now time.Time) ([]memory.Record, error) {
 	var ids []any
 	hasSystem := false
 	for _, e := range in {
@@ -472,17 +493,6 @@ func (s *Store) appendTx(ctx context.Context, key memory.Key, in []encoded, now 
 			ids = append(ids, e.rec.ID)
 		}
 	}
-	var out []memory.Record
-	err := s.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		out, err = s.appendIn(ctx, tx, key, in, ids, hasSystem, now)
-		return err
-	})
-	return out, err
-}
-
-// appendIn is the body of appendTx's transaction.
-func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, key memory.Key, in []encoded, ids []any, hasSystem bool, now time.Time) ([]memory.Record, error) {
 	k := []any{key.Tenant, key.Agent, key.Session}
 	var last int64
 	row := tx.QueryRowContext
@@ -596,7 +606,7 @@ func scanRecordsHash(rows *sql.Rows, hash *string) ([]memory.Record, error) {
 // round trip), on SQLite by a walk (see loadWalk).
 func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
 	if s.dialect == sqlite {
-		out, err := s.loadWalk(ctx, key, w)
+		out, err := s.loadWalk(ctx, nil, key, w)
 		if err != nil {
 			return nil, s.fail("load", key, err)
 		}
@@ -627,10 +637,10 @@ func (s *Store) Load(ctx context.Context, key memory.Key, w memory.Window) ([]me
 // scan) and left as soon as a record does not fit, so a load reads and
 // decodes the window and one record more, however long the conversation
 // (the single query PostgreSQL runs computes its running sum over every
-// record of the conversation).
-func (s *Store) loadWalk(ctx context.Context, key memory.Key, w memory.Window) ([]memory.Record, error) {
+// record of the conversation). With tx not nil it reads in tx.
+func (s *Store) loadWalk(ctx context.Context, tx *sql.Tx, key memory.Key, w memory.Window) ([]memory.Record, error) {
 	var hash string
-	sysRows, err := s.queryContext(ctx, nil, s.queries.selectSystem, key.Tenant, key.Agent, key.Session)
+	sysRows, err := s.queryContext(ctx, tx, s.queries.selectSystem, key.Tenant, key.Agent, key.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -638,7 +648,7 @@ func (s *Store) loadWalk(ctx context.Context, key memory.Key, w memory.Window) (
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.queryContext(ctx, nil, s.queries.loadNewest, key.Tenant, key.Agent, key.Session)
+	rows, err := s.queryContext(ctx, tx, s.queries.loadNewest, key.Tenant, key.Agent, key.Session)
 	if err != nil {
 		return nil, err
 	}
