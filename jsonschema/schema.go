@@ -9,9 +9,15 @@
 //     fields are left out; embedded structs without a name are flattened,
 //     and a name seen at several depths goes to the field encoding/json
 //     would marshal (see [Fields]);
-//   - a field is required unless its tag says omitempty or omitzero, or its
-//     type is a pointer;
+//   - a field is required unless its tag says omitempty or omitzero, its
+//     type is a pointer, or it has a default;
 //   - a `description` tag becomes the property's description;
+//   - a `default` tag becomes the property's default: the value as JSON
+//     (`default:"5"`, `default:"[1,2]"`), or for a field whose JSON form is
+//     a string (string types, time.Time, []byte) the text itself
+//     (`default:"celsius"`). It must decode into the field, and be one of
+//     an enum's values. The schema only announces it: package tool fills it
+//     in for a parameter the model leaves out;
 //   - string types that implement [Enum] list their values;
 //   - time.Time is a string with format date-time, []byte a base64 string,
 //     maps with string keys are objects, json.RawMessage and interfaces accept
@@ -28,6 +34,7 @@
 package jsonschema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +102,12 @@ type Field struct {
 	Required bool
 	// Description is the field's `description` tag.
 	Description string
-	Type        reflect.Type
+	// Default is the field's `default` tag as JSON, nil without one (or
+	// when the tag does not fit the field: the schema is then an error).
+	Default json.RawMessage
+	Type    reflect.Type
+
+	defaultErr error
 }
 
 // Fields returns the JSON properties of struct type t in the order
@@ -169,6 +181,10 @@ func Fields(t reflect.Type) []Field {
 						Description: sf.Tag.Get("description"),
 						Type:        sf.Type,
 					}, tagged: tagged}
+					if tag, ok := sf.Tag.Lookup("default"); ok {
+						c.Default, c.defaultErr = defaultValue(sf.Type, tag)
+						c.Required = false
+					}
 					cands = append(cands, c)
 					if count[sc.typ] > 1 {
 						// The same struct embedded twice at this depth: a
@@ -213,6 +229,31 @@ func Fields(t reflect.Type) []Field {
 	}
 	slices.SortFunc(out, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
 	return out
+}
+
+// defaultValue returns the JSON of a `default` tag on a field of type t:
+// the tag quoted when t's JSON form is a string, else the tag itself. It
+// must decode into t, and be one of an enum's values.
+func defaultValue(t reflect.Type, tag string) (json.RawMessage, error) {
+	base := t
+	for base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	raw := []byte(tag)
+	if base.Kind() == reflect.String || base == timeType || (base.Kind() == reflect.Slice && base.Elem().Kind() == reflect.Uint8) {
+		raw, _ = json.Marshal(tag)
+	}
+	if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+		return nil, fmt.Errorf("default %q: %w", tag, err)
+	}
+	if vals := EnumValues(base); vals != nil && !slices.Contains(vals, tag) {
+		return nil, fmt.Errorf("default %q is not one of %q", tag, vals)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("default %q: %w", tag, err)
+	}
+	return b.Bytes(), nil
 }
 
 // validTag reports whether encoding/json accepts s as a field name.
@@ -357,8 +398,19 @@ func (g *gen) object(t reflect.Type, desc string) error {
 		}
 		g.quote(f.Name)
 		g.b = append(g.b, ':')
+		if f.defaultErr != nil {
+			return fmt.Errorf("field %s: %w", f.Name, f.defaultErr)
+		}
 		if err := g.write(f.Type, f.Description); err != nil {
 			return fmt.Errorf("field %s: %w", f.Name, err)
+		}
+		if f.Default != nil {
+			// A schema written by write ends with its closing brace.
+			g.b = g.b[:len(g.b)-1]
+			if g.b[len(g.b)-1] != '{' {
+				g.b = append(g.b, ',')
+			}
+			g.b = append(append(append(g.b, `"default":`...), f.Default...), '}')
 		}
 		if f.Required {
 			required = append(required, f.Name)

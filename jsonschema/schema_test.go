@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,4 +110,70 @@ func ExampleFor() {
 	s, _ := jsonschema.For[Query]()
 	fmt.Println(string(s))
 	// Output: {"type":"object","properties":{"city":{"type":"string","description":"city name"},"days":{"type":"integer"}},"required":["city"],"additionalProperties":false}
+}
+
+// Search has a default on fields of every JSON form.
+type Search struct {
+	Query  string    `json:"query"`
+	Limit  int       `json:"limit" default:"5" description:"results"`
+	Unit   string    `json:"unit" default:"celsius"`
+	Mood   Mood      `json:"mood" default:"happy"`
+	Exact  *bool     `json:"exact" default:"true"`
+	Tags   []string  `json:"tags" default:"[\"a\", \"b\"]"`
+	Since  time.Time `json:"since" default:"2026-01-02T03:04:05Z"`
+	Extra  any       `json:"extra" default:"{\"k\": 1}"`
+	Number string    `json:"number" default:"5"`
+}
+
+// TestDefaults: a `default` tag becomes the property's default, as JSON (or
+// the text, for string forms), and the property is no longer required.
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := jsonschema.For[Search]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{` +
+		`"query":{"type":"string"},` +
+		`"limit":{"type":"integer","description":"results","default":5},` +
+		`"unit":{"type":"string","default":"celsius"},` +
+		`"mood":{"type":"string","enum":["happy","sad"],"default":"happy"},` +
+		`"exact":{"type":"boolean","default":true},` +
+		`"tags":{"type":"array","items":{"type":"string"},"default":["a","b"]},` +
+		`"since":{"type":"string","format":"date-time","default":"2026-01-02T03:04:05Z"},` +
+		`"extra":{"default":{"k":1}},` +
+		`"number":{"type":"string","default":"5"}},` +
+		`"required":["query"],"additionalProperties":false}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	f := jsonschema.Fields(reflect.TypeFor[Search]())
+	if string(f[1].Default) != "5" || f[1].Required || f[0].Default != nil || !f[0].Required {
+		t.Errorf("Fields: limit %+v, query %+v", f[1], f[0])
+	}
+}
+
+// TestDefaultsInvalid: a default that does not fit its field makes the
+// schema an error naming the field.
+func TestDefaultsInvalid(t *testing.T) {
+	t.Parallel()
+	type notInt struct {
+		N int `json:"n" default:"five"`
+	}
+	type notEnum struct {
+		M Mood `json:"m" default:"angry"`
+	}
+	type notList struct {
+		L []int `json:"l" default:"[\"x\"]"`
+	}
+	for name, f := range map[string]func() (json.RawMessage, error){
+		"int":  jsonschema.For[notInt],
+		"enum": jsonschema.For[notEnum],
+		"list": jsonschema.For[notList],
+	} {
+		_, err := f()
+		if err == nil || !strings.Contains(err.Error(), "default") {
+			t.Errorf("%s: err = %v, want an error about the default", name, err)
+		}
+	}
 }

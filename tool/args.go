@@ -4,23 +4,46 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/weftlabs/weft/jsonschema"
 )
 
-// argDecoder decodes a model's JSON arguments into a Go value and names the
-// field at fault when they do not fit.
+// argDecoder decodes a model's JSON arguments into a Go value, fills in the
+// defaults of the parameters they leave out, and names the field at fault
+// when they do not fit.
 type argDecoder struct {
 	tool     string
 	required []string
 	// nullable[i] reports that required[i] accepts null (its schema has no
 	// type: an interface or json.RawMessage field).
 	nullable []bool
+	// defaults are the parameters with a `default` tag.
+	defaults []jsonschema.Field
 }
 
-func newArgDecoder(tool string, schema json.RawMessage) *argDecoder {
+// newArgDecoder returns the decoder of arguments into values of type in
+// (whose JSON Schema is schema). A default on a field of a nested object is
+// an error: defaults are filled in for parameters only.
+func newArgDecoder(tool string, schema json.RawMessage, in reflect.Type) (*argDecoder, error) {
 	d := &argDecoder{tool: tool}
+	for in.Kind() == reflect.Pointer {
+		in = in.Elem()
+	}
+	if in.Kind() == reflect.Struct {
+		seen := map[reflect.Type]bool{in: true}
+		for _, f := range jsonschema.Fields(in) {
+			if f.Default != nil {
+				d.defaults = append(d.defaults, f)
+			}
+			if path := nestedDefault(f.Type, f.Name, seen); path != "" {
+				return d, fmt.Errorf("field %s has a default, which applies to parameters only (fields of the arguments object)", path)
+			}
+		}
+	}
 	var s struct {
 		Required   []string `json:"required"`
 		Properties map[string]struct {
@@ -35,7 +58,29 @@ func newArgDecoder(tool string, schema json.RawMessage) *argDecoder {
 			d.nullable[i] = !ok || p.Type == nil || typeAllowsNull(p.Type)
 		}
 	}
-	return d
+	return d, nil
+}
+
+// nestedDefault returns the path of a field with a `default` tag inside
+// values of type t (the type of the field at path), "" when there is none.
+func nestedDefault(t reflect.Type, path string, seen map[reflect.Type]bool) string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return ""
+	}
+	seen[t] = true
+	for _, f := range jsonschema.Fields(t) {
+		p := path + "." + f.Name
+		if _, ok := t.FieldByIndex(f.Index).Tag.Lookup("default"); ok {
+			return p
+		}
+		if p := nestedDefault(f.Type, p, seen); p != "" {
+			return p
+		}
+	}
+	return ""
 }
 
 // typeAllowsNull reports whether a schema "type" lists "null".
@@ -54,7 +99,8 @@ func typeAllowsNull(t any) bool {
 }
 
 // decode fills dst (a pointer) from args. Empty arguments and null count
-// as {}: models send nothing for a tool without parameters.
+// as {}: models send nothing for a tool without parameters. A parameter
+// with a default that args leave out (or set to null) gets its default.
 func (d *argDecoder) decode(args json.RawMessage, dst any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
@@ -66,12 +112,61 @@ func (d *argDecoder) decode(args json.RawMessage, dst any) error {
 	if err := json.Unmarshal(args, dst); err != nil {
 		return d.wrap(err)
 	}
-	if len(d.required) > 0 {
-		if field, err := d.check(args); err != nil {
-			return &ArgumentError{Tool: d.tool, Field: field, Err: err}
+	if len(d.required) == 0 && len(d.defaults) == 0 {
+		return nil
+	}
+	// Up to 64 parameters are tracked without allocating.
+	var small [64]uint8
+	var seen []uint8
+	if n := len(d.required) + len(d.defaults); n <= len(small) {
+		seen = small[:n]
+	} else {
+		seen = make([]uint8, n)
+	}
+	if field, err := d.check(args, seen); err != nil {
+		return &ArgumentError{Tool: d.tool, Field: field, Err: err}
+	}
+	v := reflect.ValueOf(dst).Elem()
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	for i := range d.defaults {
+		if seen[len(d.required)+i] == argPresent {
+			continue
+		}
+		f := &d.defaults[i]
+		fv, err := fieldAt(v, f.Index)
+		if err == nil {
+			// A fresh decode per call keeps calls from sharing the
+			// default's slices and maps.
+			err = json.Unmarshal(f.Default, fv.Addr().Interface())
+		}
+		if err != nil {
+			return &ArgumentError{Tool: d.tool, Field: f.Name, Err: fmt.Errorf("default: %w", err)}
 		}
 	}
 	return nil
+}
+
+// fieldAt is v.FieldByIndex(index), allocating the embedded struct
+// pointers on the way as encoding/json does.
+func fieldAt(v reflect.Value, index []int) (reflect.Value, error) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				if !v.CanSet() {
+					return v, fmt.Errorf("cannot set embedded pointer to unexported struct %s", v.Type().Elem())
+				}
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, nil
 }
 
 var (
@@ -117,27 +212,23 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// check returns the first required field that is not a key of the JSON
-// object obj, or whose value is null when its type does not accept null.
-// obj has already been decoded successfully, so it is valid JSON; only its
-// top-level keys are looked at, without allocating for up to 64 required
-// fields.
-func (d *argDecoder) check(obj []byte) (string, error) {
+// The state of a parameter in the arguments, as check records it.
+const (
+	argMissing uint8 = iota
+	argNull
+	argPresent
+)
+
+// check scans the top-level keys of the JSON object obj and records in seen
+// the state of each required parameter, then each parameter with a
+// default (seen has room for both). It returns the first required field
+// that is missing, or null when its type does not accept null. obj has
+// already been decoded successfully, so it is valid JSON.
+func (d *argDecoder) check(obj []byte, seen []uint8) (string, error) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return "", nil
 	}
-	// seen[j] is 0 while required[j] is missing, then null or present
-	// for its last occurrence (encoding/json keeps the last).
-	const (
-		missing = iota
-		null
-		present
-	)
-	var small [64]uint8
-	seen := small[:]
-	if len(d.required) > len(small) {
-		seen = make([]uint8, len(d.required))
-	}
+	nr := len(d.required)
 	depth := 0
 	for i := 0; i < len(obj); i++ {
 		switch c := obj[i]; c {
@@ -149,12 +240,22 @@ func (d *argDecoder) check(obj []byte) (string, error) {
 			end := stringEnd(obj, i)
 			if depth == 1 {
 				if colon := keyColon(obj, end); colon > 0 {
+					// encoding/json keeps the last occurrence of a key, and
+					// so does seen.
 					key := obj[i+1 : end]
 					for j, r := range d.required {
 						if keyEqual(key, r) {
-							seen[j] = present
+							seen[j] = argPresent
 							if !d.nullable[j] && isNull(obj, colon+1) {
-								seen[j] = null
+								seen[j] = argNull
+							}
+						}
+					}
+					for j := range d.defaults {
+						if keyEqual(key, d.defaults[j].Name) {
+							seen[nr+j] = argPresent
+							if isNull(obj, colon+1) {
+								seen[nr+j] = argNull
 							}
 						}
 					}
@@ -165,9 +266,9 @@ func (d *argDecoder) check(obj []byte) (string, error) {
 	}
 	for j, r := range d.required {
 		switch seen[j] {
-		case missing:
+		case argMissing:
 			return r, errMissing
-		case null:
+		case argNull:
 			return r, errNull
 		}
 	}

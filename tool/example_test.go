@@ -36,3 +36,26 @@ func ExampleFunc() {
 	// Error: tool weather: argument "city": required but missing
 	// Error: there is no tool named "forecast". Available tools: weather.
 }
+
+// A `default` tag declares a parameter's default (LangChain4j's
+// @P(defaultValue = …)): the model sees it in the schema, the parameter is
+// optional, and a call that leaves it out gets it.
+func ExampleFunc_defaults() {
+	type Args struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit" default:"5" description:"how many results"`
+	}
+	search := tool.Func("search", "Searches the catalogue.",
+		func(ctx context.Context, a Args) (string, error) {
+			return fmt.Sprintf("%d results for %s", a.Limit, a.Query), nil
+		})
+	fmt.Println(string(search.Spec().Parameters))
+	res, _ := search.Call(context.Background(), []byte(`{"query":"tea"}`))
+	fmt.Println(res.Content)
+	res, _ = search.Call(context.Background(), []byte(`{"query":"tea","limit":0}`))
+	fmt.Println(res.Content)
+	// Output:
+	// {"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer","description":"how many results","default":5}},"required":["query"],"additionalProperties":false}
+	// 5 results for tea
+	// 0 results for tea
+}

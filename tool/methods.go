@@ -56,11 +56,15 @@ func FromMethods(v any, opts ...FuncOption) ([]Tool, error) {
 			return nil, fmt.Errorf("tool: method %s.%s: parameters: %w", rt, m.Name, err)
 		}
 		name := snake(m.Name)
+		args, err := newArgDecoder(name, params, in)
+		if err != nil {
+			return nil, fmt.Errorf("tool: method %s.%s: parameters: %w", rt, m.Name, err)
+		}
 		tools = append(tools, &methodTool{
 			spec:      llm.ToolSpec{Name: name, Description: desc[m.Name], Parameters: params},
 			fn:        rv.Method(i),
 			in:        in,
-			args:      newArgDecoder(name, params),
+			args:      args,
 			immediate: cfg.immediate,
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 
 	"github.com/weftlabs/weft/jsonschema"
@@ -105,7 +106,10 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		t.err = fmt.Errorf("tool %q: parameters: %w", name, err)
 	}
 	t.spec.Parameters = params
-	t.args = newArgDecoder(name, params)
+	t.args, err = newArgDecoder(name, params, reflect.TypeFor[In]())
+	if err != nil && t.err == nil {
+		t.err = fmt.Errorf("tool %q: parameters: %w", name, err)
+	}
 	return t
 }
 
