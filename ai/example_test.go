@@ -180,3 +180,22 @@ func ExampleEngine_Run() {
 	// text " there"
 	// persist 2 messages
 }
+
+// UnknownToolAnswer replaces what the model is told when it calls a tool
+// that does not exist (LangChain4j's hallucinatedToolNameStrategy).
+func ExampleUnknownToolAnswer() {
+	weather := tool.Func("weather", "Current temperature of a city in °C.",
+		func(ctx context.Context, in struct{}) (int, error) { return 21, nil })
+	model := scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("forecast", `{}`))
+	ask, err := ai.Func[string, string](model, ai.Tools(weather),
+		ai.UnknownToolAnswer(func(name string, tools *tool.Set) string {
+			return name + " is not a tool; use " + tools.Names() + "."
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	answer, err := ask(context.Background(), "Tomorrow's weather?")
+	fmt.Println(answer, err)
+	// Output: forecast failed: forecast is not a tool; use weather. <nil>
+}

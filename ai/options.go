@@ -211,6 +211,15 @@ func UnknownTools(p tool.Policy) Option {
 	return func(c *config) error { c.exec.OnUnknown = p; return nil }
 }
 
+// UnknownToolAnswer sets what the model is told when it calls a tool that
+// does not exist (LangChain4j's hallucinatedToolNameStrategy): the text
+// answer returns for the name the model used and the tools there are. By
+// default the model is told the tool does not exist and which ones do. The
+// UnknownTools policy still decides whether the turn goes on.
+func UnknownToolAnswer(answer func(name string, tools *tool.Set) string) Option {
+	return func(c *config) error { c.exec.UnknownAnswer = answer; return nil }
+}
+
 // BadToolArguments sets what happens when a tool's arguments do not decode
 // (default tool.ToModel: the model is told which field is wrong).
 func BadToolArguments(p tool.Policy) Option {

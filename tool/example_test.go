@@ -59,3 +59,16 @@ func ExampleFunc_defaults() {
 	// 5 results for tea
 	// 0 results for tea
 }
+
+// UnknownAnswer replaces what the model is told when it calls a tool that
+// does not exist (LangChain4j's hallucinatedToolNameStrategy).
+func ExampleExecutor_unknownAnswer() {
+	set, _ := tool.NewSet(tool.Func("weather", "", func(ctx context.Context, in struct{}) (int, error) { return 21, nil }))
+	exec := tool.Executor{Tools: set, UnknownAnswer: func(name string, tools *tool.Set) string {
+		return "There is no " + name + ". Use only: " + tools.Names() + "."
+	}}
+	out, _ := exec.Run(context.Background(), []llm.ToolCall{{ID: "1", Name: "forecast"}}, nil)
+	fmt.Println(out[0].Content, out[0].IsError)
+	// Output:
+	// There is no forecast. Use only: weather. true
+}

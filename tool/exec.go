@@ -83,8 +83,14 @@ type Executor struct {
 	// OnError applies to tool errors and panics.
 	OnError Policy
 	// OnUnknown applies to calls naming a tool not in Tools. The error
-	// result lists the available tools.
+	// result lists the available tools, or is what UnknownAnswer says.
 	OnUnknown Policy
+	// UnknownAnswer, when set, writes the error result of a call naming a
+	// tool not in Tools (LangChain4j's hallucinatedToolNameStrategy): name
+	// is the tool the model asked for and tools the ones it has. It is
+	// called from the round's goroutines, so it must be safe for
+	// concurrent use.
+	UnknownAnswer func(name string, tools *Set) string
 	// OnBadArguments applies to arguments that do not decode into the
 	// tool's parameters (an *ArgumentError).
 	OnBadArguments Policy
@@ -139,7 +145,11 @@ func (e *Executor) runOne(ctx context.Context, call llm.ToolCall, x *Execution) 
 	if !ok {
 		x.Err = fmt.Errorf("%w %q", ErrUnknownTool, call.Name)
 		x.IsError = true
-		x.Content = "Error: there is no tool named " + strconv.Quote(call.Name) + ". Available tools: " + e.Tools.Names() + "."
+		if e.UnknownAnswer != nil {
+			x.Content = e.UnknownAnswer(call.Name, e.Tools)
+		} else {
+			x.Content = "Error: there is no tool named " + strconv.Quote(call.Name) + ". Available tools: " + e.Tools.Names() + "."
+		}
 		return
 	}
 	res, err := safeCall(ctx, t, call)

@@ -164,6 +164,39 @@ func TestExecutorPolicies(t *testing.T) {
 	}
 }
 
+// TestUnknownAnswer: Executor.UnknownAnswer writes the answer to a call of
+// a tool that does not exist; the call is still an unknown-tool failure
+// under OnUnknown.
+func TestUnknownAnswer(t *testing.T) {
+	t.Parallel()
+	set, err := tool.NewSet(tool.Func("add", "", add), tool.Func("sub", "", add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotSet *tool.Set
+	answer := func(name string, tools *tool.Set) string {
+		gotSet = tools
+		return "No " + name + " here; try one of " + tools.Names() + "."
+	}
+	exec := tool.Executor{Tools: set, UnknownAnswer: answer}
+	out, err := exec.Run(context.Background(), []llm.ToolCall{{ID: "1", Name: "mul"}}, nil)
+	x := out[0]
+	if err != nil || x.Content != "No mul here; try one of add, sub." || !x.IsError || !errors.Is(x.Err, tool.ErrUnknownTool) || gotSet != set {
+		t.Errorf("got %+v, %v", x, err)
+	}
+	exec.OnUnknown = tool.Abort
+	out, err = exec.Run(context.Background(), []llm.ToolCall{{ID: "1", Name: "mul"}}, nil)
+	var ab *tool.AbortError
+	if !errors.As(err, &ab) || !strings.HasPrefix(out[0].Content, "No mul here") {
+		t.Errorf("abort: %+v, %v", out[0], err)
+	}
+	// Known tools never reach it.
+	out, _ = exec.Run(context.Background(), []llm.ToolCall{{ID: "1", Name: "add", Arguments: `{"a":1,"b":2}`}}, nil)
+	if out[0].Content != "3" {
+		t.Errorf("add = %q", out[0].Content)
+	}
+}
+
 // silentError is an error with an empty message.
 type silentError struct{}
 
