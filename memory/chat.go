@@ -22,12 +22,14 @@ import (
 // implements [Trimmer], so a wider window over the same store does not
 // bring them back). The rules are those of [Window].
 type Chat struct {
-	store   Store
-	key     Key
-	window  Window
-	counter tokens.Counter
-	lease   Lease
-	keepAll bool
+	store  Store
+	key    Key
+	window Window
+	// windowOf, when set, is the window instead (see PerID).
+	windowOf func(id string) Window
+	counter  tokens.Counter
+	lease    Lease
+	keepAll  bool
 	// locks serialises turns in-process when the store has no Locker.
 	locks *locks
 
@@ -92,8 +94,14 @@ func newChat(cfg *chatConfig, key Key, w Window, tbl *locks) *Chat {
 // Key returns the conversation's key.
 func (c *Chat) Key() Key { return c.key }
 
-// Window returns the chat's window.
-func (c *Chat) Window() Window { return c.window }
+// Window returns the chat's window: for a chat of [PerID], what its
+// window function answers now.
+func (c *Chat) Window() Window {
+	if c.windowOf != nil {
+		return c.windowOf(c.key.Session)
+	}
+	return c.window
+}
 
 // Messages appends to dst the messages that fit the window, system message
 // first, oldest first, and returns the extended slice.
@@ -104,7 +112,7 @@ func (c *Chat) Window() Window { return c.window }
 // change their elements.
 func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, error) {
 	if m, ok := c.store.(MessageStore); ok {
-		return m.LoadMessages(ctx, c.key, c.window, dst)
+		return m.LoadMessages(ctx, c.key, c.Window(), dst)
 	}
 	recs, err := c.Records(ctx)
 	if err != nil {
@@ -118,7 +126,7 @@ func (c *Chat) Messages(ctx context.Context, dst []llm.Message) ([]llm.Message, 
 
 // Records returns the records that fit the window, system record first.
 func (c *Chat) Records(ctx context.Context) ([]Record, error) {
-	recs, err := c.window.Load(ctx, c.store, c.key)
+	recs, err := c.Window().Load(ctx, c.store, c.key)
 	if err != nil {
 		return nil, fmt.Errorf("memory: load %s: %w", c.key.Session, err)
 	}
@@ -155,7 +163,7 @@ func (c *Chat) trimTo(ctx context.Context, last int64) error {
 	}
 	// Trimming is exact: a record the window no longer keeps is removed at
 	// once, so a wider window read over the same store never sees it again.
-	switch w := c.window; {
+	switch w := c.Window(); {
 	case w.MaxMessages > 0:
 		// Seqs have no gaps and a window holds at most MaxMessages log
 		// records, so nothing before this is ever read again. (Fit may

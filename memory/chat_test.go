@@ -239,26 +239,44 @@ func TestLockHonoursContext(t *testing.T) {
 	}
 }
 
+// TestPerID: each conversation gets the window its ID is given, asked
+// again on every use, over one shared store.
 func TestPerID(t *testing.T) {
 	t.Parallel()
 	store := memory.NewInMemory()
-	chats := memory.PerID(func(id string) *memory.Chat {
-		n := 1
-		if id == "vip" {
-			n = 3
+	var mu sync.Mutex
+	premium := map[string]bool{"vip": true}
+	chats := memory.PerID(func(id string) memory.Window {
+		mu.Lock()
+		defer mu.Unlock()
+		if premium[id] {
+			return memory.Window{MaxMessages: 4}
 		}
-		return memory.NewChat(store, memory.Key{Tenant: "t", Session: id}, memory.Window{MaxMessages: n})
-	})
+		return memory.Window{MaxMessages: 1}
+	}, memory.WithStore(store))
 	ctx := context.Background()
-	for _, id := range []string{"vip", "basic"} {
+	for _, id := range []string{"vip", "basic", "upgraded"} {
 		if err := chats.Chat(id).Add(ctx, user("a"), asst("b"), user("c")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	vip, _ := chats.Chat("vip").Messages(ctx, nil)
 	basic, _ := chats.Chat("basic").Messages(ctx, nil)
-	if len(vip) != 3 || len(basic) != 1 || chats.Chat("vip").Key().Tenant != "t" {
+	if len(vip) != 3 || len(basic) != 1 || chats.Store() != store || chats.Chat("vip").Window().MaxMessages != 4 {
 		t.Errorf("vip %q, basic %q", show(vip), show(basic))
+	}
+	// An upgrade applies from the next use on: the window grows from the
+	// one message the store kept.
+	mu.Lock()
+	premium["upgraded"] = true
+	mu.Unlock()
+	up := chats.Chat("upgraded")
+	if err := up.Add(ctx, asst("d"), user("e")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := up.Messages(ctx, nil)
+	if !slices.Equal(show(got), []string{"u:c", "a:d", "u:e"}) {
+		t.Errorf("upgraded keeps %q, want [u:c a:d u:e]", show(got))
 	}
 }
 

@@ -25,7 +25,8 @@ import (
 // The turn must end with [Hold.End], also when it fails: End stores its
 // last records and releases the conversation.
 func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, error) {
-	if _, err := c.window.budget(); err != nil {
+	w := c.Window()
+	if _, err := w.budget(); err != nil {
 		return nil, nil, err
 	}
 	if c.lease.Wait > 0 {
@@ -37,9 +38,9 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 	var recs []Record
 	var err error
 	if ts, ok := c.store.(TurnStore); ok {
-		recs, h.end, err = ts.Begin(ctx, c.key, c.lease, c.window.storeWindow(), first)
+		recs, h.end, err = ts.Begin(ctx, c.key, c.lease, w.storeWindow(), first)
 	} else {
-		recs, err = c.begin(ctx, h, first)
+		recs, err = c.begin(ctx, h, w, first)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory: begin a turn on %s: %w", c.key.Session, err)
@@ -48,12 +49,12 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 }
 
 // begin is Begin over a store that is not a TurnStore.
-func (c *Chat) begin(ctx context.Context, h *Hold, first []Record) ([]Record, error) {
+func (c *Chat) begin(ctx context.Context, h *Hold, w Window, first []Record) ([]Record, error) {
 	release, err := c.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := c.store.Load(ctx, c.key, c.window.storeWindow())
+	recs, err := c.store.Load(ctx, c.key, w.storeWindow())
 	if err == nil && len(first) > 0 {
 		_, err = c.store.Append(ctx, c.key, first...)
 	}

@@ -9,13 +9,14 @@ import (
 )
 
 // Chats is memory per ID: one [Chat] for each memory ID, created lazily on
-// first use, all sharing one store and one window. It is what
-// ai.MemoryPerID takes. Safe for concurrent use.
+// first use, all sharing one store, and one window or a window per ID. It
+// is what ai.MemoryPerID takes (LangChain4j's ChatMemoryProvider). Safe
+// for concurrent use.
 type Chats struct {
-	cfg     chatConfig
-	window  Window
-	locks   *locks
-	newChat func(id string) *Chat
+	cfg      chatConfig
+	window   Window
+	windowOf func(id string) Window
+	locks    *locks
 
 	mu    sync.Mutex
 	chats map[string]*Chat
@@ -37,13 +38,18 @@ func TokenWindow(n int, counter tokens.Counter, opts ...ChatOption) *Chats {
 	return newChats(Window{MaxTokens: n}, append([]ChatOption{WithCounter(counter)}, opts...))
 }
 
-// PerID returns memory per ID whose chats newChat creates, on first use of
-// each ID: for windows or stores that differ by ID. newChat must not
-// return nil. Chats made with [NewChat] over a store without a [Locker]
-// serialise turns in-process per Chat value, which PerID keeps one of per
-// ID.
-func PerID(newChat func(id string) *Chat) *Chats {
-	return &Chats{newChat: newChat, chats: map[string]*Chat{}}
+// PerID returns memory per ID whose window is window(id), over one store:
+// a premium user's conversation can keep more than a basic one's
+// (LangChain4j's dynamicMaxMessages). window is asked each time a
+// conversation is read, written or begun, so a changed answer (an upgrade)
+// applies from the next turn on; it must be fast and safe for concurrent
+// use. Give token windows their counter with [WithCounter]. Over a store
+// that trims (a [Trimmer]), what a smaller window lets go is deleted: a
+// window that grows later does not bring it back.
+func PerID(window func(id string) Window, opts ...ChatOption) *Chats {
+	c := newChats(Window{}, opts)
+	c.windowOf = window
+	return c
 }
 
 func newChats(w Window, opts []ChatOption) *Chats {
@@ -63,7 +69,7 @@ func newChats(w Window, opts []ChatOption) *Chats {
 	return c
 }
 
-// Store returns the store the chats share (nil for PerID).
+// Store returns the store the chats share.
 func (cs *Chats) Store() Store { return cs.cfg.store }
 
 // Chat returns the memory of id, creating it on first use.
@@ -73,12 +79,8 @@ func (cs *Chats) Chat(id string) *Chat {
 	if c, ok := cs.chats[id]; ok {
 		return c
 	}
-	if cs.newChat != nil {
-		c := cs.newChat(id)
-		cs.chats[id] = c
-		return c
-	}
 	c := newChat(&cs.cfg, Key{Session: id}, cs.window, cs.locks)
+	c.windowOf = cs.windowOf
 	cs.chats[id] = c
 	return c
 }
