@@ -64,6 +64,9 @@ func NewEngine(model llm.ChatModel, opts ...Option) (*Engine, error) {
 	if cfg.system != nil || cfg.user != nil {
 		return nil, errors.New("ai: NewEngine: System and User templates apply to Func and Bind; give each Turn its System text and Message instead")
 	}
+	if cfg.clock != nil {
+		return nil, errors.New("ai: NewEngine: Clock is the clock of Func and Bind templates; an engine renders none")
+	}
 	return newEngine(cfg)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
@@ -198,4 +199,20 @@ func ExampleUnknownToolAnswer() {
 	answer, err := ask(context.Background(), "Tomorrow's weather?")
 	fmt.Println(answer, err)
 	// Output: forecast failed: forecast is not a tool; use weather. <nil>
+}
+
+// Clock pins the date the templates see, so that a test of a function whose
+// prompt names the date gets the same prompt every day.
+func ExampleClock() {
+	model := scripted.New(scripted.Echo())
+	today := func() time.Time { return time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC) }
+	ask, err := ai.Func[string, string](model, ai.Clock(today),
+		ai.User("Today is {{currentDate}}. {{.}}"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	answer, err := ask(context.Background(), "What day is it?")
+	fmt.Println(answer, err)
+	// Output: Today is 2026-03-04. What day is it? <nil>
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
@@ -70,5 +71,38 @@ func TestWindowPerID(t *testing.T) {
 	premium, basic := texts(reqs[2].Messages), texts(reqs[5].Messages)
 	if len(premium) != 5 || len(basic) != 3 {
 		t.Errorf("third turn sent\npremium %q\nbasic   %q\nwant 4 and 2 messages of history", premium, basic)
+	}
+}
+
+// TestClock: ai.Clock pins the templates' date and time functions, in Func
+// and in Bind; an Engine, which renders no template, refuses it.
+func TestClock(t *testing.T) {
+	t.Parallel()
+	day := func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+	m := scripted.New(scripted.Echo())
+	f, err := ai.Func[string, string](m, ai.Clock(day), ai.System("Today is {{currentDate}}."), ai.User("{{currentDateTime}}: {{.}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f(context.Background(), "hi"); err != nil || got != "2026-03-04T05:06:07Z: hi" {
+		t.Errorf("Func = %q, %v", got, err)
+	}
+	if sys := m.Requests()[0].Messages[0].Text(); sys != "Today is 2026-03-04." {
+		t.Errorf("system message %q", sys)
+	}
+	var svc struct {
+		When func(ctx context.Context, q string) (string, error) `user:"At {{currentTime}}: {{.}}"`
+	}
+	if err := ai.Bind(&svc, ai.Model(m), ai.Clock(day)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := svc.When(context.Background(), "hi"); err != nil || got != "At 05:06:07: hi" {
+		t.Errorf("Bind = %q, %v", got, err)
+	}
+	if _, err := ai.NewEngine(m, ai.Clock(day)); err == nil || !strings.Contains(err.Error(), "Clock") {
+		t.Errorf("NewEngine(Clock) err = %v", err)
+	}
+	if _, err := ai.Func[string, string](m, ai.Clock(nil)); err == nil {
+		t.Error("ai.Clock(nil) was accepted")
 	}
 }

@@ -3,6 +3,7 @@ package ai
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -96,6 +97,7 @@ type config struct {
 	tracer       trace.Tracer
 	parseRetries int
 	params       Params
+	clock        func() time.Time
 }
 
 func newConfig(model llm.ChatModel, opts []Option) (*config, error) {
@@ -327,4 +329,19 @@ func ParseRetries(n int) Option {
 // overrides them per call.
 func Defaults(p Params) Option {
 	return func(c *config) error { c.params = p; return nil }
+}
+
+// Clock sets the clock of the templates' date and time functions
+// ({{currentDate}}, {{currentTime}}, {{currentDateTime}}, {{now}}; see
+// package prompt), by default time.Now: pin it to test a function whose
+// prompt names the date. It applies to Func and Bind, which render
+// templates; an Engine renders none and refuses it.
+func Clock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return errors.New("ai: Clock(nil)")
+		}
+		c.clock = now
+		return nil
+	}
 }

@@ -92,6 +92,10 @@ func newPlan(cfg *config, eng *Engine, what string, dataType reflect.Type, roles
 	if p.hasMemID && cfg.memory == nil {
 		errs = append(errs, fmt.Errorf("%s: has a MemoryID argument but no memory; add ai.MemoryPerID(memory.MessageWindow(n))", what))
 	}
+	var opts []prompt.Option
+	if cfg.clock != nil {
+		opts = append(opts, prompt.WithClock(cfg.clock))
+	}
 	sys, user := cfg.system, cfg.user
 	if sysTag != nil {
 		sys = sysTag
@@ -100,7 +104,7 @@ func newPlan(cfg *config, eng *Engine, what string, dataType reflect.Type, roles
 		user = userTag
 	}
 	if sys != nil {
-		t, err := prompt.New("system", *sys, dataType)
+		t, err := prompt.New("system", *sys, dataType, opts...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: system template: %w", what, err))
 		}
@@ -108,7 +112,7 @@ func newPlan(cfg *config, eng *Engine, what string, dataType reflect.Type, roles
 	}
 	switch {
 	case user != nil:
-		t, err := prompt.New("user", *user, dataType)
+		t, err := prompt.New("user", *user, dataType, opts...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: user template: %w", what, err))
 		}
