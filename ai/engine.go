@@ -31,7 +31,8 @@ type Turn struct {
 	// System is the system message's text. Empty leaves the one in memory
 	// (or History), or asks the engine's SystemFor provider.
 	System string
-	// MemoryID selects the conversation in the engine's MemoryPerID.
+	// MemoryID selects the conversation in the engine's MemoryPerID. The
+	// turn's tools read it with tool.MemoryID.
 	MemoryID string
 	// Memory is the conversation to read and write, overriding MemoryID and
 	// the engine's Memory.
@@ -201,4 +202,18 @@ func (s *turnState) run(ctx context.Context) error {
 		err = perr
 	}
 	return err
+}
+
+// toolContext is the context the turn's tools run in: ctx with the turn's
+// memory ID (see tool.MemoryID), or the key of its memory when the turn
+// has a memory without an ID.
+func (s *turnState) toolContext(ctx context.Context) context.Context {
+	id := s.t.MemoryID
+	if id == "" && s.chat != nil {
+		id = s.chat.Key().Session
+	}
+	if id == "" {
+		return ctx
+	}
+	return tool.WithMemoryID(ctx, id)
 }

@@ -182,6 +182,39 @@ func ExampleEngine_Run() {
 	// persist 2 messages
 }
 
+// A tool learns the conversation it runs for from its context (LangChain4j's
+// @ToolMemoryId): here a cart per user, whatever the model puts in the
+// arguments.
+func ExampleFunc_toolMemoryID() {
+	carts := map[string][]string{}
+	type Item struct {
+		Name string `json:"name"`
+	}
+	addToCart := tool.Func("add_to_cart", "Adds an item to the user's cart.",
+		func(ctx context.Context, it Item) (string, error) {
+			id := tool.MemoryID(ctx)
+			carts[id] = append(carts[id], it.Name)
+			return fmt.Sprintf("%d items in the cart", len(carts[id])), nil
+		})
+	model := scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("add_to_cart", `{"name":"tea"}`))
+	type Chat struct {
+		ID  ai.MemoryID
+		Msg string
+	}
+	shop, err := ai.Func[Chat, string](model, ai.Tools(addToCart),
+		ai.MemoryPerID(memory.MessageWindow(20)), ai.User("{{.Msg}}"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	answer, err := shop(context.Background(), Chat{ID: "user-42", Msg: "Add tea to my cart."})
+	fmt.Println(answer, err)
+	fmt.Println(carts)
+	// Output:
+	// add_to_cart returned: 1 items in the cart <nil>
+	// map[user-42:[tea]]
+}
+
 // UnknownToolAnswer replaces what the model is told when it calls a tool
 // that does not exist (LangChain4j's hallucinatedToolNameStrategy).
 func ExampleUnknownToolAnswer() {

@@ -3,6 +3,7 @@ package ai_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,72 @@ import (
 
 // The features LangChain4j users reach for (docs/langchain4j.md), each
 // through the typed layer.
+
+// TestToolMemoryID: a tool reads the call's memory ID (and the end user
+// the caller put on the context) from its context; the model's arguments
+// cannot change it. Without memory it is "", with a single memory its key.
+func TestToolMemoryID(t *testing.T) {
+	t.Parallel()
+	type Args struct {
+		MemoryID string `json:"memory_id,omitempty"`
+	}
+	var mu sync.Mutex
+	var seen []string
+	whoami := tool.Func("whoami", "Who the user is.", func(ctx context.Context, _ Args) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, tool.MemoryID(ctx)+"/"+tool.User(ctx))
+		return "ok", nil
+	})
+	newModel := func() *scripted.Model {
+		return scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("whoami", `{"memory_id":"bob"}`))
+	}
+
+	type Chat struct {
+		ID  ai.MemoryID
+		Msg string
+	}
+	perID, err := ai.Func[Chat, string](newModel(), ai.Tools(whoami), ai.MemoryPerID(memory.MessageWindow(10)), ai.User("{{.Msg}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := perID(ctx, Chat{ID: "alice", Msg: "who am I?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := perID(tool.WithUser(ctx, "alice@example.com"), Chat{ID: "alice", Msg: "who am I?"}); err != nil {
+		t.Fatal(err)
+	}
+	one := memory.NewChat(memory.NewInMemory(), memory.Key{Session: "the-one"}, memory.Window{MaxMessages: 10})
+	single, err := ai.Func[string, string](newModel(), ai.Tools(whoami), ai.Memory(one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := single(ctx, "who am I?"); err != nil {
+		t.Fatal(err)
+	}
+	none, err := ai.Func[string, string](newModel(), ai.Tools(whoami))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := none(ctx, "who am I?"); err != nil {
+		t.Fatal(err)
+	}
+	// Streamed: the tools run under the forwarding context too.
+	stream, err := ai.StreamFunc[Chat](newModel(), ai.Tools(whoami), ai.MemoryPerID(memory.MessageWindow(10)), ai.User("{{.Msg}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range stream(ctx, Chat{ID: "carol", Msg: "who am I?"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"alice/", "alice/alice@example.com", "the-one/", "/", "carol/"}
+	if strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("tools saw %q, want %q", seen, want)
+	}
+}
 
 // TestUnknownToolAnswer: the answer to a call of a tool that does not exist
 // is what the UnknownToolAnswer function says, given the name and the

@@ -134,11 +134,11 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 		}
 	}
 	first := len(s.out.ToolExecutions)
-	tctx := ctx
+	tctx := s.toolContext(ctx)
 	var fw *forwarder
 	if s.emit != nil {
 		fw = &forwarder{emit: s.emit}
-		tctx = context.WithValue(ctx, forwardKey{}, fw)
+		tctx = context.WithValue(tctx, forwardKey{}, fw)
 	}
 	s.out.ToolExecutions, err = s.e.exec.Run(tctx, calls, s.out.ToolExecutions)
 	if fw != nil && fw.close() {
@@ -212,7 +212,7 @@ func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
 	first := len(s.out.ToolExecutions)
 	if len(own) > 0 {
 		var err error
-		s.out.ToolExecutions, err = s.e.exec.Run(ctx, own, s.out.ToolExecutions)
+		s.out.ToolExecutions, err = s.e.exec.Run(s.toolContext(ctx), own, s.out.ToolExecutions)
 		if err != nil {
 			return fmt.Errorf("ai: %w", err)
 		}

@@ -37,6 +37,27 @@ func ExampleFunc() {
 	// Error: there is no tool named "forecast". Available tools: weather.
 }
 
+// A tool finds the conversation it runs for in its context, never in the
+// model's arguments (LangChain4j's @ToolMemoryId). Package ai sets it for
+// the tools of a turn; here the context is made by hand.
+func ExampleMemoryID() {
+	carts := map[string][]string{}
+	type Item struct {
+		Name string `json:"name"`
+	}
+	addToCart := tool.Func("add_to_cart", "Adds an item to the user's cart.",
+		func(ctx context.Context, it Item) (string, error) {
+			id := tool.MemoryID(ctx)
+			carts[id] = append(carts[id], it.Name)
+			return fmt.Sprintf("%d items", len(carts[id])), nil
+		})
+	ctx := tool.WithMemoryID(context.Background(), "user-42")
+	res, err := addToCart.Call(ctx, []byte(`{"name":"tea"}`))
+	fmt.Println(res.Content, err, carts)
+	// Output:
+	// 1 items <nil> map[user-42:[tea]]
+}
+
 // A `default` tag declares a parameter's default (LangChain4j's
 // @P(defaultValue = …)): the model sees it in the schema, the parameter is
 // optional, and a call that leaves it out gets it.
