@@ -243,8 +243,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	var out *ai.Outcome
 	var runErr error
 	firstToken := true
-	at := ai.Turn{Message: aug.Message, System: system, History: history, Params: in.params, Output: in.output, ClientTools: in.clientTools}
-	for ev, err := range eng.run(ctx, at) {
+	// Tools read the session (tool.MemoryID) and the end user (tool.User)
+	// from their context; a delegate's turn keeps the user of its parent.
+	at := ai.Turn{Message: aug.Message, System: system, MemoryID: in.session.ID, History: history, Params: in.params, Output: in.output, ClientTools: in.clientTools}
+	tctx := ctx
+	if in.user != "" {
+		tctx = tool.WithUser(ctx, in.user)
+	}
+	for ev, err := range eng.run(tctx, at) {
 		if err != nil {
 			runErr = err
 			break
