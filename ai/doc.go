@@ -85,6 +85,18 @@
 // memory, a streaming declaration on a model that cannot stream, tools on a
 // model without tool support.
 //
+// # For LangChain4j users
+//
+// The AiServices vocabulary, in Go (docs/langchain4j.md has the full table):
+//
+//	AiServices interface, @SystemMessage, @UserMessage   Func, Bind; System, User (or struct tags)
+//	@MemoryId, ChatMemoryProvider                         a MemoryID argument; MemoryPerID
+//	dynamicMaxMessages (a window per memory ID)           MemoryPerID(memory.PerID(func(id string) memory.Window))
+//	@ToolMemoryId                                         tool.MemoryID(ctx) in the tool
+//	@P(defaultValue = …)                                  a `default:"…"` tag on the tool's parameter
+//	hallucinatedToolNameStrategy                          UnknownToolAnswer (and UnknownTools for the policy)
+//	a fixed Clock for {{current_date}}                    Clock
+//
 // # The engine
 //
 // [Engine] is the untyped core, for servers that assemble turns themselves

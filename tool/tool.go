@@ -5,6 +5,13 @@
 //
 // [Tool] is the small interface every tool implements — Go funcs ([Func]),
 // methods ([FromMethods]), and the platform's HTTP, MCP and SQL tools.
+//
+// For LangChain4j users: [Func] and [FromMethods] take the place of @Tool;
+// a parameter's `description` tag is @P's description and its `default`
+// tag @P(defaultValue = …), filled in when the model leaves the parameter
+// out; [MemoryID] is @ToolMemoryId, read from the tool's context (as is
+// [User], the end user); and [Executor]'s UnknownAnswer is
+// hallucinatedToolNameStrategy.
 package tool
 
 import (
