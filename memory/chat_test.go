@@ -265,6 +265,29 @@ func TestPerID(t *testing.T) {
 	if len(vip) != 3 || len(basic) != 1 || chats.Store() != store || chats.Chat("vip").Window().MaxMessages != 4 {
 		t.Errorf("vip %q, basic %q", show(vip), show(basic))
 	}
+	// A turn begun on a conversation loads its own window too (from a
+	// store that keeps everything).
+	all := memory.PerID(func(id string) memory.Window {
+		if id == "vip" {
+			return memory.Window{MaxMessages: 4}
+		}
+		return memory.Window{MaxMessages: 1}
+	}, memory.KeepAll())
+	for id, want := range map[string]int{"vip": 3, "basic": 1} {
+		if err := all.Chat(id).Add(ctx, user("a"), asst("b"), user("c")); err != nil {
+			t.Fatal(err)
+		}
+		h, recs, err := all.Chat(id).Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.End(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != want {
+			t.Errorf("Begin on %s loaded %d records, want %d", id, len(recs), want)
+		}
+	}
 	// An upgrade applies from the next use on: the window grows from the
 	// one message the store kept.
 	mu.Lock()
