@@ -89,6 +89,33 @@ func PDFText(n int64) []byte {
 	}, "")
 }
 
+// PDFGlyphs is a one-page PDF whose content stream (FlateDecode) shows n
+// bytes of text in strings of 64 KiB, each under the loaders' token limit:
+// text within the limits, a few KiB that show a glyph per byte, costly to a
+// parser that keeps a record per glyph.
+func PDFGlyphs(n int64) []byte {
+	var b bytes.Buffer
+	zw := zlib.NewWriter(&b)
+	io.WriteString(zw, "BT /F1 12 Tf 72 720 Td ")
+	for n > 0 {
+		k := min(n, 64<<10)
+		io.WriteString(zw, "(")
+		repeat(zw, "A", k)
+		io.WriteString(zw, ") Tj\n")
+		n -= k
+	}
+	io.WriteString(zw, "ET")
+	zw.Close()
+	z := b.Bytes()
+	return pdf([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", len(z), z),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}, "")
+}
+
 // PDFOperands is a one-page PDF whose content stream piles n bytes of
 // numbers on the interpreter's stack without an operator.
 func PDFOperands(n int64) []byte {

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weftlabs/weft/internal/bomb"
+	"github.com/weftlabs/weft/rag"
 )
 
 // testLimit is the decompression limit the bomb tests run under: a 32nd
@@ -36,36 +35,6 @@ var bombs = []struct {
 	{"zip64.docx", func() []byte { return bomb.DOCXEntries(70000) }, "ZIP64"},
 }
 
-// peakHeap runs f and returns the highest heap in use seen above the
-// starting point, sampled every 10 ms, and the bytes allocated.
-func peakHeap(f func()) (peak, alloc uint64) {
-	var before runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	done := make(chan struct{})
-	sampled := make(chan uint64)
-	go func() {
-		var m runtime.MemStats
-		high := before.HeapInuse
-		for {
-			runtime.ReadMemStats(&m)
-			high = max(high, m.HeapInuse)
-			select {
-			case <-done:
-				sampled <- high - before.HeapInuse
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	peak = <-sampled
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return peak, after.TotalAlloc - before.TotalAlloc
-}
-
 // TestBombsRefused: every bomb fails with ErrTooLarge naming the limit,
 // while reading: the heap in use stays far below the expanded size (the
 // figures are logged).
@@ -74,7 +43,7 @@ func TestBombsRefused(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			data := b.data()
 			var err error
-			peak, alloc := peakHeap(func() {
+			peak, alloc := bomb.PeakHeap(func() {
 				_, err = Load(context.Background(), b.name, bytes.NewReader(data), WithMaxDecompressed(testLimit))
 			})
 			t.Logf("%s: %d KiB in, peak heap +%d MiB, %d MiB allocated: %v", b.name, len(data)>>10, peak>>20, alloc>>20, err)
@@ -85,6 +54,30 @@ func TestBombsRefused(t *testing.T) {
 				t.Errorf("peak heap +%d MiB, over 64 MiB", peak>>20)
 			}
 		})
+	}
+}
+
+// TestPDFTextCostsItsSize: a PDF that shows text within the limits — 1
+// MiB of it from a few KiB — costs about its text while it is laid out, not
+// a record per glyph (that cost 128 bytes a glyph: +1 GiB for the default
+// limit's 8 MiB of text). The figures are logged.
+func TestPDFTextCostsItsSize(t *testing.T) {
+	data := bomb.PDFGlyphs(1 << 20)
+	var doc rag.Document
+	var err error
+	peak, alloc := bomb.PeakHeap(func() {
+		doc, err = Load(context.Background(), "glyphs.pdf", bytes.NewReader(data), WithMaxText(2<<20))
+	})
+	t.Logf("glyphs.pdf: %d KiB in, %d KiB of text, peak heap +%d MiB, %d MiB allocated: %v", len(data)>>10, len(doc.Text)>>10, peak>>20, alloc>>20, err)
+	if err != nil || len(doc.Text) < 1<<20 {
+		t.Fatalf("text = %d bytes, err = %v; want 1 MiB", len(doc.Text), err)
+	}
+	if peak > 24<<20 {
+		t.Errorf("peak heap +%d MiB for 1 MiB of text, over 24 MiB", peak>>20)
+	}
+	// Over the text limit, the same document fails naming it.
+	if _, err := Load(context.Background(), "glyphs.pdf", bytes.NewReader(data), WithMaxText(512<<10)); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "of text") {
+		t.Fatalf("1 MiB of text under a 512 KiB limit: %v", err)
 	}
 }
 

@@ -37,7 +37,8 @@ const maxPDFObjects = 1 << 20
 // extraction reads (page content, font maps) is first read through a
 // counting reader against the document's decompression budget, stopping at
 // the limit (so no stream reaches the parser's interpreter unchecked); the
-// glyphs collected are bounded by the text limit; and the file is handed
+// text laid out is bounded by the text limit, glyphs being laid out as they
+// are shown rather than collected; and the file is handed
 // over through a reader that fails once the parse deadline has passed,
 // which stops the parser at its next read.
 
@@ -277,16 +278,18 @@ func finiteInheritance(v pdf.Value) bool {
 // pageText lays out the glyphs of a page as lines of text: a change of
 // baseline starts a new line (a larger one, a new paragraph), and a gap
 // wider than a fraction of the font size between glyphs on a line is a
-// space.
+// space. Glyphs are laid out as the content stream shows them, none kept:
+// what a page costs is its text, not a record per glyph (a few KiB of
+// compressed content can show millions of them).
 func pageText(ctx context.Context, p pdf.Page, budget *budget, text *textBudget) string {
 	var (
 		b    strings.Builder
 		prev glyph
 		have bool
 	)
-	for _, g := range pageGlyphs(ctx, p, budget, text) {
+	pageGlyphs(ctx, p, budget, text, func(g glyph) {
 		if g.s == "" || strings.IndexFunc(g.s, func(r rune) bool { return !unicode.IsControl(r) }) < 0 {
-			continue
+			return
 		}
 		size := g.size
 		if size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
@@ -294,18 +297,21 @@ func pageText(ctx context.Context, p pdf.Page, budget *budget, text *textBudget)
 		}
 		if have {
 			dy := prev.y - g.y
+			sep := ""
 			switch {
 			case dy > 1.8*size || dy < -size:
-				b.WriteString("\n\n")
+				sep = "\n\n"
 			case math.Abs(dy) > 0.5*size:
-				b.WriteString("\n")
+				sep = "\n"
 			case gapIsSpace(prev, g, size):
-				b.WriteByte(' ')
+				sep = " "
 			}
+			text.spend(len(sep))
+			b.WriteString(sep)
 		}
 		b.WriteString(g.s)
 		prev, have = g, true
-	}
+	})
 	return tidyLines(b.String())
 }
 
@@ -357,8 +363,17 @@ func (f *pdfFont) width(code int) float64 {
 const maxWidths = 1 << 16
 
 // textBudget is what is left of a document's text limit; glyphs are
-// counted against it as they are shown.
+// counted against it as they are shown, and the line breaks and spaces
+// laid out between them as they are written.
 type textBudget struct{ left, limit int }
+
+// spend takes n bytes from the budget; past it, it stops the parse with
+// ErrTooLarge (recovered turns the panic into the error).
+func (t *textBudget) spend(n int) {
+	if t.left -= n; t.left < 0 {
+		panic(limitError{fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(t.limit)))})
+	}
+}
 
 func loadFont(ctx context.Context, p pdf.Page, name string, b *budget) *pdfFont {
 	font := p.Font(name)
@@ -386,30 +401,26 @@ type textState struct {
 	font                  *pdfFont
 }
 
-// pageGlyphs interprets a page's content stream and returns its glyphs in
-// stream order. It follows the text operators of the PDF specification
-// (section 9.4) and ignores malformed operators rather than failing.
-func pageGlyphs(ctx context.Context, p pdf.Page, budget *budget, text *textBudget) []glyph {
+// pageGlyphs interprets a page's content stream and passes its glyphs to
+// emit in stream order. It follows the text operators of the PDF
+// specification (section 9.4) and ignores malformed operators rather than
+// failing.
+func pageGlyphs(ctx context.Context, p pdf.Page, budget *budget, text *textBudget, emit func(glyph)) {
 	contents := p.V.Key("Contents")
 	if p.V.IsNull() || contents.IsNull() {
-		return nil
+		return
 	}
 	fonts := map[string]*pdfFont{}
 	st := textState{ctm: identity, tm: identity, tlm: identity, th: 1}
-	var (
-		stack  []textState
-		glyphs []glyph
-	)
+	var stack []textState
 	show := func(raw string) {
 		if st.font == nil {
 			st.font = &pdfFont{enc: nopEncoding{}}
 		}
 		n := 0
 		decoded := st.font.enc.Decode(raw)
-		// A glyph costs its text and the layout kept for it.
-		if text.left -= len(decoded) + 8; text.left < 0 {
-			panic(limitError{fmt.Errorf("%w: over %s of text (raise it with loader.WithMaxText)", ErrTooLarge, byteSize(int64(text.limit)))})
-		}
+		// A shown string costs its text and the layout work for it.
+		text.spend(len(decoded) + 8)
 		for _, ch := range decoded {
 			var w0 float64
 			code := -1
@@ -419,7 +430,7 @@ func pageGlyphs(ctx context.Context, p pdf.Page, budget *budget, text *textBudge
 			}
 			n++
 			trm := matrix{{st.size * st.th, 0, 0}, {0, st.size, 0}, {0, st.trise, 1}}.mul(st.tm).mul(st.ctm)
-			glyphs = append(glyphs, glyph{s: string(ch), x: trm[2][0], y: trm[2][1], w: w0 / 1000 * trm[0][0], size: trm[0][0]})
+			emit(glyph{s: string(ch), x: trm[2][0], y: trm[2][1], w: w0 / 1000 * trm[0][0], size: trm[0][0]})
 			tx := w0/1000*st.size + st.tc
 			if code == ' ' {
 				tx += st.tw
@@ -529,7 +540,6 @@ func pageGlyphs(ctx context.Context, p pdf.Page, budget *budget, text *textBudge
 			}
 		}
 	})
-	return glyphs
 }
 
 // nopEncoding passes bytes through, for text shown before any font is set.
@@ -551,21 +561,26 @@ func gapIsSpace(prev, g glyph, size float64) bool {
 }
 
 // tidyLines trims the ends of lines and allows at most one blank line in a
-// row.
+// row. It copies s once: a page of one glyph per line would make a slice of
+// lines many times the text's size.
 func tidyLines(s string) string {
-	lines := strings.Split(s, "\n")
-	out := lines[:0]
-	blank := 0
-	for _, l := range lines {
+	var b strings.Builder
+	b.Grow(len(s))
+	blank, lines := 0, 0
+	for l := range strings.SplitSeq(s, "\n") {
 		l = strings.TrimRightFunc(l, unicode.IsSpace)
 		if l == "" {
-			if blank++; blank > 1 || len(out) == 0 {
+			if blank++; blank > 1 || lines == 0 {
 				continue
 			}
 		} else {
 			blank = 0
 		}
-		out = append(out, l)
+		if lines > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+		lines++
 	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
+	return strings.TrimSpace(b.String())
 }
