@@ -106,28 +106,35 @@ func (e *engine) pieces(text string, start, end int, levels []boundaryFunc, out 
 }
 
 // characters cuts a span that no boundary divides (one very long word) into
-// the longest runs of whole characters that fit.
+// the longest runs of whole characters that fit. Each run is searched in a
+// window of characters that doubles while all of it fits: a long word costs
+// a chunk's worth of character offsets at a time and counts over windows,
+// not an offset per character of the word and counts over the rest of it
+// (megabytes of text without a space, as a few KiB of PDF can show, held
+// 8 bytes a byte and took seconds a chunk).
 func (e *engine) characters(text string, start, end int, out []piece) []piece {
-	var ends []int // the end offset of every character
-	for i := start; i < end; {
-		_, size := utf8.DecodeRuneInString(text[i:end])
-		i += size
-		ends = append(ends, i)
-	}
-	for pos := 0; pos < len(ends); {
-		s := start
-		if pos > 0 {
-			s = ends[pos-1]
+	var ends []int // the end offset of every character of the window
+	for s := start; s < end; {
+		for window := max(e.size, 16); ; window *= 2 {
+			ends = ends[:0]
+			for i := s; i < end && len(ends) < window; {
+				_, size := utf8.DecodeRuneInString(text[i:end])
+				i += size
+				ends = append(ends, i)
+			}
+			if last := ends[len(ends)-1]; last == end || e.counter.Count(text[s:last]) > e.size {
+				break
+			}
 		}
 		// Counts grow with the prefix: take the most characters that fit, at
 		// least one, so a character bigger than the chunk size still makes
 		// progress.
-		n := sort.Search(len(ends)-pos, func(k int) bool {
-			return e.counter.Count(text[s:ends[pos+k]]) > e.size
+		n := sort.Search(len(ends), func(k int) bool {
+			return e.counter.Count(text[s:ends[k]]) > e.size
 		})
 		n = max(n, 1)
-		out = append(out, piece{start: s, end: ends[pos+n-1], tokens: e.counter.Count(trimSpan(text, s, ends[pos+n-1]))})
-		pos += n
+		out = append(out, piece{start: s, end: ends[n-1], tokens: e.counter.Count(trimSpan(text, s, ends[n-1]))})
+		s = ends[n-1]
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package rag
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -204,6 +205,34 @@ func TestRecursiveSplitterLongWordAndCJK(t *testing.T) {
 	chunks, _ := s.Split(Document{ID: "zh", Text: "今天天气很好。我们去公园吧！你觉得呢？好的。"})
 	if got, want := texts(chunks), []string{"今天天气很好。", "我们去公园吧！", "你觉得呢？好的。"}; !equalStrings(got, want) {
 		t.Errorf("CJK chunks: got %q want %q", got, want)
+	}
+}
+
+// TestRecursiveSplitterHugeWord: a word of 1 MiB (text without a space, as
+// a few KiB of PDF can show) is cut at characters for about what its chunks
+// weigh: it took an offset per character (8 bytes a byte, kept whole while
+// the word was cut) and counted tokens over the rest of the word for every
+// chunk. Not parallel: it counts the bytes allocated.
+func TestRecursiveSplitterHugeWord(t *testing.T) {
+	s, err := NewRecursiveSplitter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := Document{ID: "word", Text: strings.Repeat("A", 1<<20)}
+	var chunks []Chunk
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	chunks, err = s.Split(doc)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChunks(t, doc, chunks, DefaultChunkSize, DefaultOverlap, tokens.Estimator{})
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d chunks, %d KiB allocated", len(chunks), alloc>>10)
+	if alloc > 4<<20 {
+		t.Errorf("splitting a 1 MiB word allocated %d KiB, over 4 MiB", alloc>>10)
 	}
 }
 
