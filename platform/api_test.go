@@ -3,10 +3,13 @@ package platform
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/weftlabs/weft/memory/sqlstore"
 	"github.com/weftlabs/weft/platform/meta"
@@ -178,18 +181,62 @@ func TestTokenBucketRefills(t *testing.T) {
 	tb := newTokenBucket(1, 1)
 	tb.now = func() time.Time { return now }
 	ctx := context.Background()
-	if ok, _, _ := tb.Allow(ctx, "k"); !ok {
+	if ok, _, _ := tb.Allow(ctx, "k", 1); !ok {
 		t.Fatal("first request refused")
 	}
-	if ok, wait, _ := tb.Allow(ctx, "k"); ok || wait != time.Second {
+	if ok, wait, _ := tb.Allow(ctx, "k", 1); ok || wait != time.Second {
 		t.Fatalf("second = %v, %v; want refused for 1s", ok, wait)
 	}
-	if ok, _, _ := tb.Allow(ctx, "other"); !ok {
+	if ok, _, _ := tb.Allow(ctx, "other", 1); !ok {
 		t.Fatal("buckets are not per key")
 	}
 	now = now.Add(time.Second)
-	if ok, _, _ := tb.Allow(ctx, "k"); !ok {
+	if ok, _, _ := tb.Allow(ctx, "k", 1); !ok {
 		t.Fatal("not refilled after 1s")
+	}
+}
+
+// TestLimitersTakeN: both limiters take n tokens at once or none, and say
+// how long until n are there (an MCP batch takes one per request).
+func TestLimitersTakeN(t *testing.T) {
+	now := time.Unix(1000, 0)
+	// Other test runs may share the Redis: a key of this run's own.
+	suffix := meta.NewID("k")
+	tb := newTokenBucket(2, 5)
+	tb.now = func() time.Time { return now }
+	limiters := map[string]Limiter{"memory": tb}
+	if url := os.Getenv("WEFT_TEST_REDIS_URL"); url != "" {
+		ro, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(ro)
+		limiters["redis"] = &redisBucket{rdb: rdb, rate: 0.001, burst: 5} // too slow to refill during the test
+		t.Cleanup(func() {
+			rdb.Del(context.Background(), "weft:ratelimit:{takeN-redis-"+suffix+"}")
+			rdb.Close()
+		})
+	}
+	for name, l := range limiters {
+		key := "takeN-" + name + "-" + suffix
+		ctx := context.Background()
+		if ok, _, err := l.Allow(ctx, key, 3); !ok || err != nil {
+			t.Fatalf("%s: 3 of 5 refused: %v", name, err)
+		}
+		ok, wait, err := l.Allow(ctx, key, 3)
+		if ok || err != nil || wait <= 0 {
+			t.Fatalf("%s: 3 of 2 = %v, %v, %v; want refused with a wait", name, ok, wait, err)
+		}
+		if ok, _, _ := l.Allow(ctx, key, 2); !ok {
+			t.Fatalf("%s: the refused 3 took tokens: 2 of 2 refused", name)
+		}
+		if ok, _, _ := l.Allow(ctx, key, 1); ok {
+			t.Fatalf("%s: a token from an empty bucket", name)
+		}
+	}
+	// The wait is until n tokens are there.
+	if _, wait, _ := tb.Allow(context.Background(), "takeN-memory-wait", 6); wait != 500*time.Millisecond {
+		t.Fatalf("6 of 5 at 2/s: wait %v, want 500ms", wait)
 	}
 }
 

@@ -109,7 +109,7 @@ func (s *Server) requireAuth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if s.limiter != nil {
-			ok, wait, err := s.limiter.Allow(r.Context(), p.Key.ID)
+			ok, wait, err := s.limiter.Allow(r.Context(), p.Key.ID, 1)
 			if err != nil {
 				// The limiter is a guard, not a dependency: when Redis is
 				// unreachable, serve and say so in the log.

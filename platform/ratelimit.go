@@ -12,9 +12,11 @@ import (
 
 // Limiter decides whether a caller may make a request now.
 type Limiter interface {
-	// Allow takes one token from key's bucket. When the bucket is empty it
-	// returns false and how long until a token is available.
-	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
+	// Allow takes n tokens from key's bucket, all of them or none: a
+	// request takes one, an MCP batch one per call (see mcphttp.go). When
+	// the bucket holds fewer than n it returns false and how long until it
+	// holds n (which it never does when n exceeds the burst).
+	Allow(ctx context.Context, key string, n int) (ok bool, retryAfter time.Duration, err error)
 }
 
 // tokenBucket is the in-process Limiter: rate tokens a second, up to burst.
@@ -36,7 +38,7 @@ func newTokenBucket(rate float64, burst int) *tokenBucket {
 	return &tokenBucket{rate: rate, burst: float64(burst), now: time.Now, buckets: map[string]*bucket{}}
 }
 
-func (tb *tokenBucket) Allow(_ context.Context, key string) (bool, time.Duration, error) {
+func (tb *tokenBucket) Allow(_ context.Context, key string, n int) (bool, time.Duration, error) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	now := tb.now()
@@ -47,11 +49,11 @@ func (tb *tokenBucket) Allow(_ context.Context, key string) (bool, time.Duration
 	}
 	b.tokens = math.Min(tb.burst, b.tokens+now.Sub(b.last).Seconds()*tb.rate)
 	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.tokens >= float64(n) {
+		b.tokens -= float64(n)
 		return true, 0, nil
 	}
-	return false, time.Duration((1 - b.tokens) / tb.rate * float64(time.Second)), nil
+	return false, time.Duration((float64(n) - b.tokens) / tb.rate * float64(time.Second)), nil
 }
 
 // redisBucket is the token bucket kept in Redis, shared by every replica.
@@ -66,6 +68,7 @@ type redisBucket struct {
 var bucketScript = redis.NewScript(`
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'last')
@@ -73,17 +76,17 @@ local tokens = tonumber(b[1]) or burst
 local last = tonumber(b[2]) or now
 tokens = math.min(burst, tokens + (now - last) * rate)
 local ok = 0
-if tokens >= 1 then tokens = tokens - 1; ok = 1 end
+if tokens >= n then tokens = tokens - n; ok = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 local wait = 0
-if ok == 0 then wait = math.ceil((1 - tokens) / rate * 1000) end
+if ok == 0 then wait = math.ceil((n - tokens) / rate * 1000) end
 return {ok, wait}
 `)
 
-func (rb *redisBucket) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+func (rb *redisBucket) Allow(ctx context.Context, key string, n int) (bool, time.Duration, error) {
 	res, err := bucketScript.Run(ctx, rb.rdb, []string{"weft:ratelimit:{" + key + "}"},
-		strconv.FormatFloat(rb.rate, 'f', -1, 64), rb.burst).Int64Slice()
+		strconv.FormatFloat(rb.rate, 'f', -1, 64), rb.burst, n).Int64Slice()
 	if err != nil {
 		return false, 0, err
 	}
