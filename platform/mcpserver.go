@@ -30,21 +30,27 @@ import (
 //
 // Authentication is the API's: every request goes through requireAuth (key,
 // rate limit), and an MCP session belongs to the key that opened it (the
-// SDK refuses the session's id with another key). Each tenant has one
-// mcp.Server whose tools are its enabled agents; the agent invalidation
-// events of the bus (this replica's and, through Redis, the others') resync
-// it, and the SDK then sends notifications/tools/list_changed to the
-// tenant's sessions. A tool call runs a turn; its text deltas go out as
+// SDK refuses the session's id with another key). What is checked before
+// the SDK reads a request — the Origin, the body, a batch's rate, the
+// protocol era and the key's places for sessions — is in mcphttp.go.
+//
+// Each tenant has one mcp.Server, which both of the SDK's handlers serve
+// (stateful for the versions with sessions, stateless for 2026-07-28),
+// whose tools are its enabled agents; the agent invalidation events of the
+// bus (this replica's and, through Redis, the others') resync it, and the
+// SDK then sends notifications/tools/list_changed to the tenant's sessions
+// and listen streams. A tool call runs a turn; its text deltas go out as
 // progress notifications when the client sent a progress token; the
 // client's notifications/cancelled, or closing the request, cancels the
 // turn (its partial answer is kept, as for the chat API).
 
 // MCP limits.
 const (
-	// mcpSessionsPerKey bounds the open MCP sessions of one API key: each
-	// holds memory until it is closed or idles out.
+	// mcpSessionsPerKey bounds the open MCP sessions (and listen streams)
+	// of one API key: each holds memory until it is closed, idles out or
+	// is evicted for a newer one (see mcpSlots).
 	mcpSessionsPerKey = 32
-	// mcpSessionIdle closes a session after this long without a request.
+	// mcpSessionIdle closes a session after this long without a POST.
 	mcpSessionIdle = 30 * time.Minute
 )
 
@@ -110,20 +116,26 @@ type mcpRef struct {
 	Score           float64 `json:"score"`
 }
 
-// mcpHub is the MCP endpoint: the SDK's handler and one server per tenant.
+// mcpHub is the MCP endpoint: the SDK's handlers and one server per
+// tenant.
 type mcpHub struct {
-	s       *Server
+	s *Server
+	// handler is the SDK's: stateful for the protocol versions with
+	// sessions, stateless for 2026-07-28 on, behind the bearer check.
 	handler http.Handler
 	listers []mcpLister
+	// origins are the allowed web origins besides the server's own
+	// (EnvAllowedOrigins); slots the keys' places for sessions.
+	origins map[string]bool
+	slots   *mcpSlots
 
 	// ctx ends with the hub: it cancels the calls still running.
 	ctx    context.Context
 	cancel context.CancelFunc
 	syncs  sync.WaitGroup
 
-	mu       sync.Mutex
-	tenants  map[string]*mcpTenant
-	sessions map[string]int // key id → open sessions
+	mu      sync.Mutex
+	tenants map[string]*mcpTenant
 }
 
 // mcpTenant is the MCP server of one tenant.
@@ -147,24 +159,45 @@ type mcpCaller struct {
 	// ctx is the HTTP request's: when it ends (the client closed the
 	// request), the answer can no longer be delivered.
 	ctx context.Context
+	// slot is the place serve took for the session an initialize opens.
+	slot *mcpSlot
 }
 
-func newMCPHub(s *Server) *mcpHub {
-	h := &mcpHub{s: s, tenants: map[string]*mcpTenant{}, sessions: map[string]int{}}
+// mcpSlotKey carries the place serve took to the bearer check.
+type mcpSlotKey struct{}
+
+func newMCPHub(s *Server) (*mcpHub, error) {
+	origins, err := parseOrigins(s.cfg.Getenv(EnvAllowedOrigins))
+	if err != nil {
+		return nil, err
+	}
+	h := &mcpHub{s: s, tenants: map[string]*mcpTenant{}, origins: origins, slots: newMCPSlots()}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.listers = []mcpLister{h.agentTools}
 	if s.workflows != nil {
 		h.listers = append(h.listers, h.workflowTools)
 		s.bus.subscribe("workflow", h.changed)
 	}
-	sdk := mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
-		// Every request carries the tenant's API key: a web page on the
-		// user's machine cannot use the endpoint through DNS rebinding, and
-		// a reverse proxy on the same host must be able to name the public
-		// host.
+	// checkOrigin is the protection against DNS rebinding: the SDK's own
+	// refuses any name but localhost on a loopback address, which a
+	// reverse proxy on the same host cannot avoid.
+	stateful := mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        MaxBodyBytes,
 		SessionTimeout:             mcpSessionIdle,
+	})
+	stateless := mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		DisableLocalhostProtection:   true,
+		MaxRequestBodyBytes:          MaxBodyBytes,
+		PropagateRequestCancellation: true,
+	})
+	sdk := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(mcpStatelessKey{}) != nil {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
 	})
 	// RequireBearerToken is how the SDK learns who owns a session: the
 	// TokenInfo's UserID (the key id) is checked on every request of it.
@@ -173,36 +206,64 @@ func newMCPHub(s *Server) *mcpHub {
 		if p.Tenant == "" {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.Key.ID, Extra: map[string]any{mcpCallerKey: &mcpCaller{p: p, ctx: r.Context()}}}, nil
+		slot, _ := r.Context().Value(mcpSlotKey{}).(*mcpSlot)
+		return &auth.TokenInfo{UserID: p.Key.ID, Extra: map[string]any{mcpCallerKey: &mcpCaller{p: p, ctx: r.Context(), slot: slot}}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	s.bus.subscribe("agent", h.changed)
-	return h
+	return h, nil
 }
+
+// mcpStatelessKey marks a request for the SDK's stateless handler.
+type mcpStatelessKey struct{}
 
 func (h *mcpHub) routes(s *Server) {
-	s.handle("POST /mcp", h.serve)
-	s.handle("GET /mcp", h.serve)
-	s.handle("DELETE /mcp", h.serve)
+	// The Origin is checked before the key: a page that may not call /mcp
+	// learns nothing of keys.
+	s.mux.Handle("POST /mcp", s.instrument("POST /mcp", h.checkOrigin(s.requireAuth(h.serve))))
+	s.mux.Handle("GET /mcp", s.instrument("GET /mcp", h.checkOrigin(s.requireAuth(h.serve))))
+	s.mux.Handle("DELETE /mcp", s.instrument("DELETE /mcp", h.checkOrigin(s.requireAuth(h.serve))))
 }
 
-// serve: /mcp, after requireAuth.
+// serve: /mcp, after the Origin check and requireAuth.
 func (h *mcpHub) serve(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
 	if _, err := h.tenant(r.Context(), p.Tenant); err != nil {
 		writeError(w, asAPIError(err))
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		h.mu.Lock()
-		n := h.sessions[p.Key.ID]
-		h.mu.Unlock()
-		if n >= mcpSessionsPerKey {
-			writeError(w, errorf(http.StatusTooManyRequests, CodeRateLimited, "this API key has %d open MCP sessions, the most it may have: close one (DELETE /mcp) or let one idle out", n))
+	ctx := r.Context()
+	stateless := mcpModern(r)
+	sessionID := r.Header.Get("Mcp-Session-Id")
+	var slot *mcpSlot
+	if r.Method == http.MethodPost {
+		b, ok := h.readPOST(w, r, p)
+		if !ok {
 			return
 		}
+		// A server/discover lists the versions of the handler that
+		// answers it: the stateless one serves them all.
+		stateless = stateless || (b.discover && !b.batch && sessionID == "")
+		if (!stateless && sessionID == "" && b.initialize) || (stateless && b.listen) {
+			if slot = h.slots.take(p.Key.ID); slot == nil {
+				writeError(w, errorf(http.StatusTooManyRequests, CodeRateLimited,
+					"this API key has %d MCP sessions and listen streams with a request in flight, the most it may hold: retry when one ends", mcpSessionsPerKey))
+				return
+			}
+			defer h.slots.leave(slot)
+			ctx = context.WithValue(ctx, mcpSlotKey{}, slot)
+		}
+	}
+	if sessionID != "" && !stateless {
+		if s := h.slots.enter(sessionID, p.Key.ID); s != nil {
+			defer h.slots.leave(s)
+		}
+	}
+	if stateless {
+		ctx = context.WithValue(ctx, mcpStatelessKey{}, true)
 	}
 	// The key was checked; the SDK's bearer check only needs one, and
 	// neither it nor the handlers need the secret.
+	r = r.WithContext(ctx)
 	r.Header = r.Header.Clone()
 	r.Header.Set("Authorization", "Bearer "+p.Key.ID)
 	ew := &mcpErrorWriter{ResponseWriter: w}
@@ -299,7 +360,7 @@ func (h *mcpHub) tenant(ctx context.Context, id string) (*mcpTenant, error) {
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			Logger:       h.s.log,
 		})
-		t.srv.AddReceivingMiddleware(h.countSessions, h.freshList(t))
+		t.srv.AddReceivingMiddleware(h.bindSessions, h.freshList(t))
 		h.tenants[id] = t
 	}
 	h.mu.Unlock()
@@ -311,30 +372,28 @@ func (h *mcpHub) tenant(ctx context.Context, id string) (*mcpTenant, error) {
 	return t, nil
 }
 
-// countSessions keeps the count of open sessions per key (mcpSessionsPerKey).
-func (h *mcpHub) countSessions(next mcp.MethodHandler) mcp.MethodHandler {
+// bindSessions gives the session an initialize opened the place serve
+// took for it (mcpSlots), and gives the place up when the session closes.
+func (h *mcpHub) bindSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "initialize" {
-			return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil {
+			return res, err
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		c := callerOf(req.GetExtra())
-		if ss == nil || c == nil {
-			return next(ctx, method, req)
+		if ss == nil || c == nil || c.slot == nil {
+			return res, err
 		}
-		res, err := next(ctx, method, req)
-		if err == nil {
-			key := c.p.Key.ID
-			h.mu.Lock()
-			h.sessions[key]++
-			h.mu.Unlock()
+		switch ok, first := h.slots.bind(c.slot, ss); {
+		case !ok:
+			// The request ended first and its place was given up: the
+			// client will not learn of the session.
+			go ss.Close()
+		case first:
 			go func() {
 				ss.Wait()
-				h.mu.Lock()
-				if h.sessions[key]--; h.sessions[key] <= 0 {
-					delete(h.sessions, key)
-				}
-				h.mu.Unlock()
+				h.slots.closed(c.slot)
 			}()
 		}
 		return res, err

@@ -293,7 +293,9 @@ func New(cfg Config) (*Server, error) {
 		s.toolSources = append(s.toolSources, s.workflowTools)
 		s.refValidators = append(s.refValidators, s.validateWorkflowRefs)
 	}
-	s.mcp = newMCPHub(s)
+	if s.mcp, err = newMCPHub(s); err != nil {
+		return nil, fmt.Errorf("platform: %w", err)
+	}
 	s.routes()
 	if s.workflows != nil {
 		s.workflows.start()
