@@ -238,14 +238,20 @@ func nodePackage(t *testing.T, folder, pkg, what string) (node, dir string) {
 // temporary HOME) and returns its standard output.
 func runNode(t *testing.T, node, dir string, env ...string) []byte {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), node, "script.mjs")
+	return runNodeScript(t, node, dir, "script.mjs", env...)
+}
+
+// runNodeScript runs `node script` as runNode runs script.mjs.
+func runNodeScript(t *testing.T, node, dir, script string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), node, script)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node script.mjs: %v\n%s", err, stderr.String())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
 	return out
 }

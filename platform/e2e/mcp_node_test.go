@@ -11,17 +11,30 @@ import (
 	"github.com/weftlabs/weft/platform/client"
 )
 
-// TestMCPNodeClient runs the official MCP TypeScript SDK client (pinned in
-// testdata/mcp-node) against /mcp: the tool list, a two-turn conversation
-// through one agent, the second turn streamed as progress notifications,
-// notifications/tools/list_changed after an agent is created, and a turn
-// cancelled by the client (AbortSignal → notifications/cancelled), whose
-// partial answer is stored. It needs `npm ci` in that folder; .ci/run does
-// it and sets WEFT_TEST_NODE=1, which turns the skip into a failure.
+// TestMCPNodeClient runs the official MCP TypeScript SDK clients (pinned in
+// testdata/mcp-node) against /mcp: v1 (@modelcontextprotocol/sdk, which
+// negotiates 2025-11-25, with a session) and v2 (@modelcontextprotocol/client,
+// which finds 2026-07-28 through server/discover and has no session). Each
+// sees the tool list, a two-turn conversation through one agent, the second
+// turn streamed as progress notifications, notifications/tools/list_changed
+// after an agent is created, and a turn cancelled by the client
+// (AbortSignal), whose partial answer is stored. It needs `npm ci` in that
+// folder; .ci/run does it and sets WEFT_TEST_NODE=1, which turns the skip
+// into a failure.
 func TestMCPNodeClient(t *testing.T) {
 	t.Parallel()
 	node, dir := nodePackage(t, "mcp-node", "@modelcontextprotocol/sdk", "the MCP TypeScript SDK")
+	nodePackage(t, "mcp-node", "@modelcontextprotocol/client", "the MCP TypeScript SDK v2")
+	for _, c := range []struct{ script, version string }{{"script.mjs", "2025-11-25"}, {"modern.mjs", "2026-07-28"}} {
+		t.Run(c.version, func(t *testing.T) {
+			t.Parallel()
+			mcpNodeClient(t, node, dir, c.script, c.version)
+		})
+	}
+}
 
+// mcpNodeClient runs script, a client negotiating version.
+func mcpNodeClient(t *testing.T, node, dir, script, version string) {
 	// The third turn streams 300 words, one every 50 ms: it ends complete
 	// after 15 s unless the cancellation stops it.
 	slow, slowText := slowTurn()
@@ -37,7 +50,7 @@ func TestMCPNodeClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out := runNode(t, node, dir, "WEFT_URL="+url, "WEFT_API_KEY="+key, "WEFT_AGENT=geo")
+	out := runNodeScript(t, node, dir, script, "WEFT_URL="+url, "WEFT_API_KEY="+key, "WEFT_AGENT=geo")
 	type answer struct {
 		Answer    string `json:"answer"`
 		SessionID string `json:"session_id"`
@@ -48,6 +61,7 @@ func TestMCPNodeClient(t *testing.T) {
 		} `json:"usage"`
 	}
 	var got struct {
+		Version        string   `json:"version"`
 		Server         string   `json:"server"`
 		ListChangedCap bool     `json:"list_changed_capability"`
 		Tools          []string `json:"tools"`
@@ -79,6 +93,9 @@ func TestMCPNodeClient(t *testing.T) {
 		t.Fatalf("script output %q: %v", out, err)
 	}
 
+	if got.Version != version {
+		t.Errorf("protocol version %q, want %q", got.Version, version)
+	}
 	if got.Server != "weft" || !got.ListChangedCap || !slices.Equal(got.Tools, []string{"geo"}) || !slices.Equal(got.InputRequired, []string{"query"}) {
 		t.Errorf("server %q, listChanged %v, tools %v, required %v", got.Server, got.ListChangedCap, got.Tools, got.InputRequired)
 	}

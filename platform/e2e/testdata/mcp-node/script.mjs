@@ -1,4 +1,5 @@
-// Drives the official MCP TypeScript SDK client against weft serve's /mcp
+// Drives the official MCP TypeScript SDK v1 client (@modelcontextprotocol/sdk,
+// which negotiates 2025-11-25 and holds a session) against weft serve's /mcp
 // endpoint and prints what it saw as one JSON object, which platform/e2e's
 // TestMCPNodeClient asserts on.
 //
@@ -24,6 +25,7 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   onChanged();
 });
 await client.connect(transport);
+out.version = transport.protocolVersion ?? null;
 out.server = client.getServerVersion()?.name ?? null;
 out.list_changed_capability = client.getServerCapabilities()?.tools?.listChanged ?? false;
 
