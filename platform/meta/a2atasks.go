@@ -64,14 +64,21 @@ func (s *SQL) FinishA2ATask(ctx context.Context, t A2ATask) (bool, error) {
 
 // A2ATask returns a task of the tenant.
 func (s *SQL) A2ATask(ctx context.Context, tenant, id string) (A2ATask, error) {
-	t := A2ATask{TenantID: tenant, ID: id}
+	t, err := scanA2ATask(s.queryRow(ctx, `SELECT id, `+a2aTaskCols+` FROM a2a_tasks WHERE tenant_id = ? AND id = ?`, tenant, id), tenant)
+	if err != nil {
+		return A2ATask{}, wrap("a2a task "+id, err)
+	}
+	return t, nil
+}
+
+// scanA2ATask reads a row of id and a2aTaskCols.
+func scanA2ATask(row interface{ Scan(...any) error }, tenant string) (A2ATask, error) {
+	t := A2ATask{TenantID: tenant}
 	var final int
 	var data string
 	var created, updated, stale int64
-	err := s.queryRow(ctx, `SELECT `+a2aTaskCols+` FROM a2a_tasks WHERE tenant_id = ? AND id = ?`, tenant, id).
-		Scan(&t.AgentID, &t.ContextID, &t.State, &final, &t.Owner, &data, &created, &updated, &stale)
-	if err != nil {
-		return A2ATask{}, wrap("a2a task "+id, err)
+	if err := row.Scan(&t.ID, &t.AgentID, &t.ContextID, &t.State, &final, &t.Owner, &data, &created, &updated, &stale); err != nil {
+		return A2ATask{}, err
 	}
 	t.Final, t.Data = final != 0, json.RawMessage(data)
 	t.CreatedAt, t.UpdatedAt, t.StaleAt = fromMicros(created), fromMicros(updated), fromMicros(stale)
@@ -87,4 +94,70 @@ func (s *SQL) PruneA2ATasks(ctx context.Context, before time.Time) (int64, error
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// A2ATaskQuery selects an agent's tasks for ListA2ATasks.
+type A2ATaskQuery struct {
+	TenantID, AgentID string
+	// ContextID, when set, keeps the tasks of this context.
+	ContextID string
+	// State, when set, keeps the tasks in this state. An unfinished task
+	// past its StaleAt (at Now) is in state Lost, whatever its stored one.
+	State, Lost string
+	Now         time.Time
+	// UpdatedSince, when set, keeps the tasks last updated at or after it.
+	UpdatedSince time.Time
+	// AfterUpdated and AfterID, when AfterID is set, are the last task of
+	// the previous page: the tasks that come after it in the list's order.
+	AfterUpdated time.Time
+	AfterID      string
+	// Limit is the most tasks returned.
+	Limit int
+}
+
+// ListA2ATasks returns the tasks q selects, most recently updated first
+// (then by id, descending), and how many q selects in all pages.
+func (s *SQL) ListA2ATasks(ctx context.Context, q A2ATaskQuery) ([]A2ATask, int, error) {
+	where := `tenant_id = ? AND agent_id = ?`
+	args := []any{q.TenantID, q.AgentID}
+	if q.ContextID != "" {
+		where += ` AND context_id = ?`
+		args = append(args, q.ContextID)
+	}
+	if q.State != "" {
+		if q.State == q.Lost {
+			where += ` AND ((final = 1 AND state = ?) OR (final = 0 AND stale_at < ?))`
+		} else {
+			where += ` AND state = ? AND (final = 1 OR stale_at >= ?)`
+		}
+		args = append(args, q.State, micros(q.Now))
+	}
+	if !q.UpdatedSince.IsZero() {
+		where += ` AND updated_at >= ?`
+		args = append(args, micros(q.UpdatedSince))
+	}
+	var total int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM a2a_tasks WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("count a2a tasks", err)
+	}
+	if q.AfterID != "" {
+		after := micros(q.AfterUpdated)
+		where += ` AND (updated_at < ? OR (updated_at = ? AND id < ?))`
+		args = append(args, after, after, q.AfterID)
+	}
+	rows, err := s.query(ctx, `SELECT id, `+a2aTaskCols+` FROM a2a_tasks WHERE `+where+` ORDER BY updated_at DESC, id DESC LIMIT ?`,
+		append(args, q.Limit)...)
+	if err != nil {
+		return nil, 0, wrap("list a2a tasks", err)
+	}
+	defer rows.Close()
+	var out []A2ATask
+	for rows.Next() {
+		t, err := scanA2ATask(rows, q.TenantID)
+		if err != nil {
+			return nil, 0, wrap("list a2a tasks", err)
+		}
+		out = append(out, t)
+	}
+	return out, total, wrap("list a2a tasks", rows.Err())
 }

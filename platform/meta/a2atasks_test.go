@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,4 +79,75 @@ func runA2ATaskContract(t *testing.T, s *SQL) {
 		t.Fatalf("pruned task: %v", err)
 	}
 	get("t1", "task1")
+}
+
+// TestListA2ATasks: an agent's tasks, newest first, filtered by context,
+// state (an unfinished task past its stale time in the lost state) and
+// update time, in pages through the cursor; the count ignores the cursor.
+func TestListA2ATasks(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := st.(*SQL)
+			ctx := context.Background()
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			put := func(id, agent, ctxID, state string, final bool, updated, stale time.Time) {
+				t.Helper()
+				err := s.PutA2ATask(ctx, A2ATask{TenantID: "t1", ID: id, AgentID: agent, ContextID: ctxID, State: state, Final: final, Owner: "weft_a",
+					Data: []byte(`{"id":"` + id + `"}`), CreatedAt: updated, UpdatedAt: updated, StaleAt: stale})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			later := now.Add(time.Hour)
+			put("a", "ag1", "c1", "completed", true, now.Add(-4*time.Second), now)
+			put("b", "ag1", "c1", "working", false, now.Add(-3*time.Second), later)
+			put("c", "ag1", "c2", "working", false, now.Add(-2*time.Second), now.Add(-time.Second)) // lost
+			put("d", "ag1", "c2", "failed", true, now.Add(-time.Second), now)
+			put("e", "ag1", "c2", "completed", true, now.Add(-time.Second), now) // ties d: by id
+			put("x", "ag2", "c1", "completed", true, now, now)
+			if err := s.PutA2ATask(ctx, A2ATask{TenantID: "t2", ID: "y", AgentID: "ag1", ContextID: "c1", State: "completed", Final: true,
+				CreatedAt: now, UpdatedAt: now, StaleAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			list := func(q A2ATaskQuery) (string, int) {
+				t.Helper()
+				q.TenantID, q.AgentID, q.Lost, q.Now = "t1", "ag1", "failed", now
+				if q.Limit == 0 {
+					q.Limit = 10
+				}
+				got, total, err := s.ListA2ATasks(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, g := range got {
+					if g.TenantID != "t1" || g.AgentID != "ag1" || string(g.Data) != `{"id":"`+g.ID+`"}` {
+						t.Fatalf("task %+v", g)
+					}
+					ids = append(ids, g.ID)
+				}
+				return strings.Join(ids, ","), total
+			}
+			for _, c := range []struct {
+				q     A2ATaskQuery
+				ids   string
+				total int
+			}{
+				{A2ATaskQuery{}, "e,d,c,b,a", 5},
+				{A2ATaskQuery{ContextID: "c1"}, "b,a", 2},
+				{A2ATaskQuery{State: "working"}, "b", 1},
+				{A2ATaskQuery{State: "failed"}, "d,c", 2},
+				{A2ATaskQuery{State: "completed", ContextID: "c2"}, "e", 1},
+				{A2ATaskQuery{UpdatedSince: now.Add(-2 * time.Second)}, "e,d,c", 3},
+				{A2ATaskQuery{Limit: 2}, "e,d", 5},
+				{A2ATaskQuery{Limit: 2, AfterUpdated: now.Add(-time.Second), AfterID: "d"}, "c,b", 5},
+				{A2ATaskQuery{Limit: 2, AfterUpdated: now.Add(-3 * time.Second), AfterID: "b"}, "a", 5},
+				{A2ATaskQuery{ContextID: "c3"}, "", 0},
+			} {
+				if ids, total := list(c.q); ids != c.ids || total != c.total {
+					t.Errorf("%+v: %q (%d), want %q (%d)", c.q, ids, total, c.ids, c.total)
+				}
+			}
+		})
+	}
 }

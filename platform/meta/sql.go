@@ -356,6 +356,8 @@ var migrations = []string{
 		PRIMARY KEY (tenant_id, id)
 	);
 	CREATE INDEX a2a_tasks_updated ON a2a_tasks(updated_at);`,
+	// An agent's A2A tasks, newest first (A2A ListTasks).
+	`CREATE INDEX a2a_tasks_agent ON a2a_tasks(tenant_id, agent_id, updated_at, id);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
