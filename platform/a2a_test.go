@@ -393,3 +393,61 @@ func TestRemoteA2AAgent(t *testing.T) {
 		t.Fatalf("error = %+v", eb)
 	}
 }
+
+// TestA2AVersionNegotiation: the A2A-Version a request names (header, or
+// query parameter) is 1.0 or 0.3, a patch number ignored, none meaning
+// 0.3; any other is VersionNotSupportedError: -32009 at the JSON-RPC
+// endpoint (with the request's id), a 400 for a card.
+func TestA2AVersionNegotiation(t *testing.T) {
+	e := newEnv(t, nil)
+	e.createAgent(e.admin, map[string]any{"name": "a"})
+	for _, v := range []string{"1.0", "1.0.2", "0.3", "0.3.0", " 1.0 "} {
+		resp := e.do(e.admin, "POST", "/a2a/agents/a", call("GetTask", map[string]any{"id": "nope"}), nil, "A2A-Version", v)
+		var ans rpcAnswer
+		json.Unmarshal([]byte(body(resp)), &ans)
+		if ans.Error == nil || ans.Error.Code != a2a.CodeTaskNotFound {
+			t.Errorf("A2A-Version %q: %+v", v, ans.Error)
+		}
+	}
+	for _, v := range []string{"2.0", "1.1", "0.2", "1", "0.3.x", "latest"} {
+		resp := e.do(e.admin, "POST", "/a2a/agents/a", `{"jsonrpc":"2.0","id":"v1","method":"GetTask","params":{"id":"nope"}}`, nil, "A2A-Version", v)
+		var ans rpcAnswer
+		json.Unmarshal([]byte(body(resp)), &ans)
+		if resp.StatusCode != http.StatusOK || ans.Error == nil || ans.Error.Code != a2a.CodeVersionNotSupported || string(ans.ID) != `"v1"` ||
+			!strings.Contains(ans.Error.Message, "1.0 and 0.3") {
+			t.Errorf("A2A-Version %q: %d %+v", v, resp.StatusCode, ans.Error)
+		}
+		e.wantError(e.do(e.admin, "GET", "/a2a/agents/a/.well-known/agent-card.json", nil, nil, "A2A-Version", v), http.StatusBadRequest, CodeInvalidRequest)
+	}
+	// The query parameter, when no header is sent.
+	var card map[string]any
+	e.do(e.admin, "GET", "/a2a/agents/a/.well-known/agent-card.json?A2A-Version=1.0", nil, &card)
+	if card["supportedInterfaces"] == nil {
+		t.Fatalf("card for ?A2A-Version=1.0 = %v", card)
+	}
+	e.wantError(e.do(e.admin, "GET", "/.well-known/agent-card.json?A2A-Version=9.9", nil, nil), http.StatusBadRequest, CodeInvalidRequest)
+}
+
+// GetExtendedAgentCard: the card declares no extended card, so protocol
+// 1.0 answers UnsupportedOperationError (-32004); 0.3's
+// agent/getAuthenticatedExtendedCard answers -32007. Neither needs params.
+func TestA2AExtendedCard(t *testing.T) {
+	e := newEnv(t, nil)
+	e.createAgent(e.admin, map[string]any{"name": "a"})
+	for body, code := range map[string]int{
+		`{"jsonrpc":"2.0","id":6,"method":"GetExtendedAgentCard"}`:                             a2a.CodeUnsupportedOperation,
+		`{"jsonrpc":"2.0","id":6,"method":"GetExtendedAgentCard","params":{}}`:                 a2a.CodeUnsupportedOperation,
+		`{"jsonrpc":"2.0","id":6,"method":"agent/getAuthenticatedExtendedCard"}`:               a2a.CodeExtendedCardNotConfigured,
+		`{"jsonrpc":"2.0","id":6,"method":"agent/getAuthenticatedExtendedCard","params":null}`: a2a.CodeExtendedCardNotConfigured,
+	} {
+		resp, ans := e.rpc(e.admin, "a", body)
+		if resp.StatusCode != http.StatusOK || ans.Error == nil || ans.Error.Code != code || string(ans.ID) != "6" {
+			t.Errorf("%s: %d %+v", body, resp.StatusCode, ans.Error)
+		}
+	}
+	var card map[string]any
+	e.do(e.admin, "GET", "/a2a/agents/a/.well-known/agent-card.json", nil, &card, "A2A-Version", "1.0")
+	if path(card, "capabilities", "extendedAgentCard") == true {
+		t.Fatalf("the card declares an extended card: %v", card)
+	}
+}

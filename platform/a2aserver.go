@@ -66,6 +66,24 @@ type a2aTask struct {
 	// staleAfter bounds the turn, from any write of the task: past it, an
 	// unfinished stored task was lost with this replica.
 	staleAfter time.Duration
+	// done is set once the ended task is stored: its subscribers send
+	// its end (a2afollow.go).
+	done bool
+	// changed, when set, is closed at the task's next change: the
+	// subscribers wait on it.
+	changed chan struct{}
+	// relaying says a2aRelay publishes the task's changes for the
+	// subscribers of other replicas; relayFull asks it for the whole
+	// answer in its next message (a new subscriber joined).
+	relaying, relayFull bool
+}
+
+// notify wakes the task's subscribers (call with the store locked).
+func (t *a2aTask) notify() {
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
 }
 
 // a2aTaskDB is what A2A tasks need of the metadata store (meta.SQL).
@@ -73,6 +91,7 @@ type a2aTaskDB interface {
 	PutA2ATask(ctx context.Context, t meta.A2ATask) error
 	FinishA2ATask(ctx context.Context, t meta.A2ATask) (bool, error)
 	A2ATask(ctx context.Context, tenant, id string) (meta.A2ATask, error)
+	ListA2ATasks(ctx context.Context, q meta.A2ATaskQuery) ([]meta.A2ATask, int, error)
 	PruneA2ATasks(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -88,11 +107,22 @@ type a2aTaskStore struct {
 	log       *slog.Logger
 	lastPrune atomic.Int64 // unix nanos
 	pruning   sync.Mutex
+	// watchers are the subscribers of this replica to tasks another one
+	// runs, by tenant \x00 task id (a2afollow.go).
+	watchers map[string][]chan string
+	// closing is closed when the server shuts down: subscribers to tasks
+	// of other replicas stop.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 func newA2ATaskStore(db a2aTaskDB, owner string, retention time.Duration, log *slog.Logger) *a2aTaskStore {
-	return &a2aTaskStore{live: map[string]*a2aTask{}, db: db, owner: owner, retention: retention, log: log}
+	return &a2aTaskStore{live: map[string]*a2aTask{}, db: db, owner: owner, retention: retention, log: log,
+		watchers: map[string][]chan string{}, closing: make(chan struct{})}
 }
+
+// shutdown ends the subscriptions to tasks of other replicas.
+func (ts *a2aTaskStore) shutdown() { ts.closeOnce.Do(func() { close(ts.closing) }) }
 
 // start holds t while it runs and stores it.
 func (ts *a2aTaskStore) start(t *a2aTask) {
@@ -102,10 +132,13 @@ func (ts *a2aTaskStore) start(t *a2aTask) {
 	ts.save(t)
 }
 
-// finish stores t, over, and stops holding it.
+// finish stores t, over, and stops holding it; then its subscribers send
+// its end, so that a client that heard it finds the task on any replica.
 func (ts *a2aTaskStore) finish(t *a2aTask) {
 	ts.save(t)
 	ts.mu.Lock()
+	t.done = true
+	t.notify()
 	delete(ts.live, t.tenant+"\x00"+t.task.ID)
 	ts.mu.Unlock()
 }
@@ -172,8 +205,7 @@ func (ts *a2aTaskStore) notFound(id string) *a2a.Error {
 	return a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (tasks are kept %v after their last change)", id, ts.retention)
 }
 
-// stored reads a stored task of the agent. An unfinished task past its
-// stale time reads as failed: the server running it stopped.
+// stored reads a stored task of the agent (see storedTask).
 func (ts *a2aTaskStore) stored(ctx context.Context, tenant, agentID, id string) (*a2a.Task, *a2a.Error) {
 	if ts.db == nil {
 		return nil, ts.notFound(id)
@@ -185,9 +217,15 @@ func (ts *a2aTaskStore) stored(ctx context.Context, tenant, agentID, id string) 
 	if err != nil {
 		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: the store failed: %v", id, err)
 	}
+	return storedTask(row)
+}
+
+// storedTask reads the task of a stored row. An unfinished task past its
+// stale time reads as failed: the server running it stopped.
+func storedTask(row meta.A2ATask) (*a2a.Task, *a2a.Error) {
 	var t a2a.Task
 	if err := json.Unmarshal(row.Data, &t); err != nil {
-		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: stored task unreadable: %v", id, err)
+		return nil, a2a.Errorf(a2a.CodeInternalError, "task %q: stored task unreadable: %v", row.ID, err)
 	}
 	if !t.Status.State.Terminal() && time.Now().After(row.StaleAt) {
 		text := fmt.Sprintf("%s: the task was lost: the server running it (%s) stopped before it ended; it was last updated at %s",
@@ -225,14 +263,17 @@ func (ts *a2aTaskStore) canceledByBus(tenant, key string) {
 	if t := ts.live[tenant+"\x00"+key]; t != nil && !t.task.Status.State.Terminal() {
 		t.canceled = true
 		t.task.Status = a2a.Status{State: a2a.StateCanceled, Timestamp: a2aNow()}
+		t.notify()
 	}
 }
 
-// update changes a task under the store's lock.
+// update changes a task under the store's lock and wakes its
+// subscribers.
 func (ts *a2aTaskStore) update(t *a2aTask, f func(*a2aTask)) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	f(t)
+	t.notify()
 }
 
 // snapshot copies the task (call with the store locked).
@@ -269,13 +310,26 @@ func a2aBase(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// a2aDialect is the card version a request asks for: 1.0 when its
-// A2A-Version header says 1.x, else 0.3 (clients of 0.3 send none).
-func a2aDialect(r *http.Request) a2a.Dialect {
-	if strings.HasPrefix(r.Header.Get(a2a.VersionHeader), "1.") || r.Header.Get(a2a.VersionHeader) == "1" {
-		return a2a.V1
+// a2aVersion is the protocol version a request asks for: its A2A-Version
+// header (or, as the specification allows, its A2A-Version query
+// parameter), none meaning 0.3. ok is false for a version Weft does not
+// speak; v is the value sent.
+func a2aVersion(r *http.Request) (d a2a.Dialect, v string, ok bool) {
+	v = r.Header.Get(a2a.VersionHeader)
+	if v == "" {
+		v = r.URL.Query().Get(a2a.VersionHeader)
 	}
-	return a2a.V03
+	d, ok = a2a.ParseVersion(v)
+	return d, v, ok
+}
+
+// a2aVersionError is the error of an A2A-Version Weft does not speak.
+func a2aVersionError(v string) string {
+	if len(v) > 32 {
+		v = v[:32] + "…"
+	}
+	return fmt.Sprintf("A2A-Version %q is not supported: this agent speaks A2A %s and %s (no header means %s)",
+		v, a2a.Version, a2a.LegacyVersion, a2a.LegacyVersion)
 }
 
 const a2aBearer = "A Weft API key of the agent's tenant (Authorization: Bearer <key>)."
@@ -305,9 +359,17 @@ func (s *Server) a2aCard(r *http.Request, a meta.Agent) a2a.Card {
 	}
 }
 
+// writeCard answers card c in the version the request asks for; a version
+// Weft does not speak is a 400 (the specification's
+// VersionNotSupportedError over HTTP).
 func writeCard(w http.ResponseWriter, r *http.Request, c a2a.Card) {
 	w.Header().Set("Vary", a2a.VersionHeader)
-	writeJSON(w, http.StatusOK, c.Encode(a2aDialect(r)))
+	d, v, ok := a2aVersion(r)
+	if !ok {
+		writeError(w, errorf(http.StatusBadRequest, CodeInvalidRequest, "%s", a2aVersionError(v)))
+		return
+	}
+	writeJSON(w, http.StatusOK, c.Encode(d))
 }
 
 // a2aAgentCard: GET /a2a/agents/{agent}/.well-known/agent-card.json.
@@ -364,6 +426,10 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, rerr := a2a.ParseRequest(body)
+	if _, v, ok := a2aVersion(r); !ok {
+		// The version says how to read the request: checked first.
+		rerr = &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: a2aVersionError(v)}
+	}
 	if rerr != nil {
 		writeJSON(w, http.StatusOK, a2a.ErrorResponse(req.ID, rerr))
 		return
@@ -395,6 +461,35 @@ func (s *Server) a2aRPC(w http.ResponseWriter, r *http.Request) {
 		}
 		cutHistory(t, tp.HistoryLength)
 		writeJSON(w, http.StatusOK, a2a.Result(req.ID, a2a.EncodeTask(t, req.Dialect)))
+	case a2a.MethodSubscribeTask:
+		tp, perr := a2a.DecodeTaskParams(req.Params)
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		s.a2aSubscribe(w, r, req, tp, agent.ID)
+	case a2a.MethodListTasks:
+		lp, perr := a2a.DecodeListParams(req.Params)
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		list, perr := s.a2aTasks.list(r.Context(), p.Tenant, agent.ID, lp)
+		if perr != nil {
+			fail(perr)
+			return
+		}
+		writeJSON(w, http.StatusOK, a2a.Result(req.ID, list.Encode()))
+	case a2a.MethodExtendedCard:
+		// The card does not declare capabilities.extendedAgentCard: it is
+		// served to authenticated clients only, and is complete. Protocol
+		// 1.0 answers UnsupportedOperationError for an undeclared extended
+		// card; 0.3 has only AuthenticatedExtendedCardNotConfiguredError.
+		if req.Dialect == a2a.V03 {
+			fail(a2a.Errorf(a2a.CodeExtendedCardNotConfigured, "this agent has no authenticated extended card: its card, served to authenticated clients only, is complete"))
+			return
+		}
+		fail(a2a.Errorf(a2a.CodeUnsupportedOperation, "GetExtendedAgentCard is not supported: the agent card does not declare capabilities.extendedAgentCard (it is served to authenticated clients only, and is complete)"))
 	default:
 		sp, perr := a2a.DecodeSendParams(req.Params)
 		if perr != nil {

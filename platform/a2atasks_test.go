@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -195,5 +196,119 @@ func TestA2ATasksSurviveRestart(t *testing.T) {
 	_, ans = e.rpc(e.admin, "echo", call("GetTask", map[string]any{"id": "msg_running"}))
 	if path(ans.Result, "status", "state") != "TASK_STATE_CANCELED" {
 		t.Fatalf("GetTask on the first server after the cancel = %+v", ans)
+	}
+}
+
+// listTasks calls ListTasks and returns the page's task ids.
+func listTasks(t *testing.T, e *testEnv, key, agent string, params map[string]any) ([]string, rpcAnswer) {
+	t.Helper()
+	_, ans := e.rpc(key, agent, call("ListTasks", params))
+	if ans.Error != nil {
+		return nil, ans
+	}
+	tasks, ok := ans.Result["tasks"].([]any)
+	if !ok {
+		t.Fatalf("ListTasks %v = %+v", params, ans)
+	}
+	var ids []string
+	for _, task := range tasks {
+		ids = append(ids, path(task, "id").(string))
+	}
+	return ids, ans
+}
+
+// TestA2AListTasks: ListTasks lists the agent's tasks, newest first, in
+// pages; filters by context, state (a lost task is failed) and time of
+// the last change; cuts histories, leaves artifacts out unless asked;
+// shows no other agent's or tenant's task; refuses bad params.
+func TestA2AListTasks(t *testing.T) {
+	e := newEnv(t, nil)
+	ag := e.createAgent(e.admin, map[string]any{"name": "echo"})
+	e.createAgent(e.admin, map[string]any{"name": "other"})
+	send := func(agent, text, ctxID string) map[string]any {
+		t.Helper()
+		_, ans := e.rpc(e.admin, agent, call("SendMessage", map[string]any{"message": userMessage(text, ctxID)}))
+		task, _ := ans.Result["task"].(map[string]any)
+		if task == nil {
+			t.Fatalf("SendMessage = %+v", ans)
+		}
+		return task
+	}
+	t1 := send("echo", "one", "")
+	ctxA := t1["contextId"].(string)
+	t2 := send("echo", "two", ctxA)
+	t3 := send("echo", "three", "")
+	send("other", "elsewhere", "")
+	id := func(task map[string]any) string { return task["id"].(string) }
+
+	ids, ans := listTasks(t, e, e.admin, "echo", map[string]any{})
+	if strings.Join(ids, ",") != strings.Join([]string{id(t3), id(t2), id(t1)}, ",") ||
+		ans.Result["nextPageToken"] != "" || ans.Result["pageSize"] != 50.0 || ans.Result["totalSize"] != 3.0 {
+		t.Fatalf("ListTasks = %+v", ans)
+	}
+	first := ans.Result["tasks"].([]any)[0].(map[string]any)
+	hist, _ := first["history"].([]any)
+	if _, ok := first["artifacts"]; ok || len(hist) != 2 || path(first, "status", "state") != "TASK_STATE_COMPLETED" || first["contextId"] != t3["contextId"] {
+		t.Fatalf("listed task = %v", first)
+	}
+	ids, _ = listTasks(t, e, e.admin, "echo", map[string]any{"contextId": ctxA})
+	if strings.Join(ids, ",") != id(t2)+","+id(t1) {
+		t.Fatalf("by context: %v", ids)
+	}
+	// Pages of two.
+	ids, ans = listTasks(t, e, e.admin, "echo", map[string]any{"pageSize": 2})
+	next, _ := ans.Result["nextPageToken"].(string)
+	if strings.Join(ids, ",") != id(t3)+","+id(t2) || next == "" || ans.Result["totalSize"] != 3.0 || ans.Result["pageSize"] != 2.0 {
+		t.Fatalf("page 1 = %+v", ans)
+	}
+	ids, ans = listTasks(t, e, e.admin, "echo", map[string]any{"pageSize": 2, "pageToken": next})
+	if strings.Join(ids, ",") != id(t1) || ans.Result["nextPageToken"] != "" {
+		t.Fatalf("page 2 = %+v", ans)
+	}
+	// Artifacts when asked; history cut.
+	_, ans = listTasks(t, e, e.admin, "echo", map[string]any{"includeArtifacts": true, "historyLength": 0, "pageSize": 1})
+	first = ans.Result["tasks"].([]any)[0].(map[string]any)
+	if answerText(first) != "three" || first["history"] != nil {
+		t.Fatalf("with artifacts, no history = %v", first)
+	}
+	// Changed at or after t2's status time.
+	ids, _ = listTasks(t, e, e.admin, "echo", map[string]any{"statusTimestampAfter": path(t2, "status", "timestamp")})
+	if strings.Join(ids, ",") != id(t3)+","+id(t2) {
+		t.Fatalf("since t2: %v", ids)
+	}
+	// By state, by name or number; a task its server left working is
+	// failed once stale.
+	store := e.srv.meta.(*meta.SQL)
+	now := time.Now().UTC()
+	data, _ := json.Marshal(a2a.Task{ID: "msg_lost", ContextID: ctxA, Status: a2a.Status{State: a2a.StateWorking}})
+	if err := store.PutA2ATask(context.Background(), meta.A2ATask{TenantID: e.tenant(), ID: "msg_lost", AgentID: ag.ID, ContextID: ctxA, State: "working",
+		Owner: "weft_gone", Data: data, CreatedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Hour), StaleAt: now.Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	for status, want := range map[any]string{
+		"TASK_STATE_COMPLETED": id(t3) + "," + id(t2) + "," + id(t1), 3.0: id(t3) + "," + id(t2) + "," + id(t1),
+		"TASK_STATE_FAILED": "msg_lost", "TASK_STATE_WORKING": "", "TASK_STATE_UNSPECIFIED": id(t3) + "," + id(t2) + "," + id(t1) + ",msg_lost",
+	} {
+		ids, ans := listTasks(t, e, e.admin, "echo", map[string]any{"status": status})
+		if strings.Join(ids, ",") != want {
+			t.Errorf("status %v: %v (%+v)", status, ids, ans)
+		}
+	}
+	_, ans = listTasks(t, e, e.admin, "echo", map[string]any{"status": "TASK_STATE_FAILED"})
+	if path(ans.Result["tasks"].([]any)[0], "status", "state") != "TASK_STATE_FAILED" {
+		t.Fatalf("lost task = %+v", ans)
+	}
+	// Nothing of another tenant.
+	other := e.tenantKey("other")
+	e.createAgent(other, map[string]any{"name": "echo"})
+	if ids, ans := listTasks(t, e, other, "echo", map[string]any{}); len(ids) != 0 || ans.Result["totalSize"] != 0.0 {
+		t.Fatalf("another tenant's list = %+v", ans)
+	}
+	for _, params := range []map[string]any{
+		{"pageSize": 0}, {"pageSize": 101}, {"pageSize": 1.5}, {"status": "TASK_STATE_RUNNING"}, {"status": 9}, {"status": "working"},
+		{"pageToken": "not-a-token"}, {"statusTimestampAfter": "yesterday"}, {"historyLength": -1},
+	} {
+		_, ans := listTasks(t, e, e.admin, "echo", params)
+		wantTaskError(t, fmt.Sprintf("ListTasks %v", params), ans, a2a.CodeInvalidParams)
 	}
 }

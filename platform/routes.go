@@ -85,10 +85,12 @@ func (s *Server) lockWait() time.Duration {
 }
 
 // Shutdown ends the running turns: each stream gets a terminal error event
-// and its partial answer is saved. It returns when they have all ended or
+// and its partial answer is saved; A2A subscriptions to tasks of other
+// replicas end with an error. It returns when they have all ended or
 // ctx is done. Call it before http.Server.Shutdown.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.turns.shutdown()
+	s.a2aTasks.shutdown()
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for s.turns.active() > 0 {

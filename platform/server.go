@@ -227,6 +227,7 @@ func New(cfg Config) (*Server, error) {
 	s.a2aTasks = newA2ATaskStore(tdb, cfg.Instance, cmp.Or(max(cfg.TraceRetention, 0), DefaultTraceRetention), cfg.Logger)
 	s.bus.subscribe("cancel", s.a2aTasks.canceledByBus)
 	s.bus.subscribe("cancel", func(tenant, key string) { s.turns.cancel(tenant+"\x00"+key, errCancelledByClient) })
+	s.a2aRelayTopics()
 	switch {
 	case cfg.RateLimit < 0:
 	case cfg.Redis != nil:
@@ -306,6 +307,7 @@ func New(cfg Config) (*Server, error) {
 // Close stops the server's background work (the invalidation subscriber)
 // and closes tool connections (MCP servers, SQL pools).
 func (s *Server) Close() error {
+	s.a2aTasks.shutdown()
 	if s.workflows != nil {
 		s.workflows.close()
 	}
