@@ -29,11 +29,16 @@ func a2aJS(t *testing.T) (string, string) {
 // agent's card, holds a two-turn conversation through contextId, streams a
 // third turn, reads the task back, cancels a streamed turn after its first
 // chunk, speaks protocol 0.3 through the SDK's compat layer, gets a typed
-// error for an unknown task and is refused without the key.
+// error for an unknown task, resubscribes to running tasks (1.0 and 0.3)
+// and, with a typed error, to an ended one, lists the conversation's tasks
+// in pages and by state, and is refused without the key.
 func TestA2AJSClient(t *testing.T) {
 	t.Parallel()
 	node, dir := a2aJS(t)
 	slow, _ := slowTurn()
+	// The turns resubscribed to: long enough (about 3 s) for the client to
+	// join while they run.
+	counting := strings.TrimSpace(strings.Repeat("one two three four five ", 20))
 	up := llmtest.NewServer(
 		llmtest.Reply("Nice to meet you, Ada."),
 		llmtest.Reply("Your name is Ada."),
@@ -41,6 +46,8 @@ func TestA2AJSClient(t *testing.T) {
 		slow,
 		llmtest.Reply("Paris."),
 		llmtest.Turn{Text: "Rome.", Chunks: 1},
+		llmtest.Turn{Text: counting, ChunkDelay: 30 * time.Millisecond},
+		llmtest.Turn{Text: counting, ChunkDelay: 30 * time.Millisecond},
 	)
 	t.Cleanup(up.Close)
 	vars := upstreamVars(up)
@@ -70,11 +77,11 @@ func TestA2AJSClient(t *testing.T) {
 			Kind, State, ContextID, TaskID, Text string
 		} `json:"first"`
 		Second struct {
-			State, ContextID, Text, AgentMessage string
+			State, ContextID, Text, AgentMessage, TaskID string
 		} `json:"second"`
 		Stream struct {
-			Kinds                                  []string
-			Text, State, FirstState, ContextID, ID string
+			Kinds                                      []string
+			Text, State, FirstState, ContextID, TaskID string
 		} `json:"stream"`
 		Got struct {
 			State   string
@@ -86,10 +93,18 @@ func TestA2AJSClient(t *testing.T) {
 			TaskID, CancelState, Final, GetState string
 		} `json:"cancel"`
 		Legacy struct {
-			ProtocolVersion, State, ContextID, Text, StreamState, GetState string
-			StreamKinds                                                    []string
+			ProtocolVersion, State, ContextID, Text, StreamState, GetState, TaskID, StreamTaskID string
+			StreamKinds                                                                          []string
 		} `json:"legacy"`
-		NotFound     string `json:"notFound"`
+		NotFound          string   `json:"notFound"`
+		Resubscribe       followed `json:"resubscribe"`
+		LegacyResubscribe followed `json:"legacyResubscribe"`
+		ResubscribeEnded  string   `json:"resubscribeEnded"`
+		List              struct {
+			Page1, Page2, Canceled          []string
+			Next2, CanceledText             string
+			Total, PageSize, Artifacts, All int
+		} `json:"list"`
 		Unauthorized string `json:"unauthorized"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -128,6 +143,33 @@ func TestA2AJSClient(t *testing.T) {
 	if got.NotFound != "JsonRpcTaskNotFoundError" {
 		t.Errorf("unknown task: %q", got.NotFound)
 	}
+	// Resubscribed while the turn ran: the task first (working, with the
+	// answer so far), the rest of the answer, the completed status; the
+	// whole answer, as GetTask reads it.
+	for name, r := range map[string]followed{"1.0": got.Resubscribe, "0.3": got.LegacyResubscribe} {
+		kinds := strings.Join(r.Kinds, ",")
+		if r.FirstState != "TASK_STATE_WORKING" || !strings.HasPrefix(kinds, "task,artifactUpdate") || !strings.HasSuffix(kinds, "artifactUpdate,statusUpdate") ||
+			r.Text != counting || !r.LastChunk || r.State != "TASK_STATE_COMPLETED" {
+			t.Errorf("%s resubscribe = %+v", name, r)
+		}
+	}
+	if got.Resubscribe.SentState != "TASK_STATE_WORKING" || got.Resubscribe.GetText != counting {
+		t.Errorf("resubscribed task = %+v", got.Resubscribe)
+	}
+	if got.ResubscribeEnded != "JsonRpcUnsupportedOperationError" {
+		t.Errorf("resubscribing to an ended task: %q", got.ResubscribeEnded)
+	}
+	// The conversation's six tasks, newest first.
+	l := got.List
+	if want := []string{got.Legacy.StreamTaskID, got.Legacy.TaskID, got.Cancel.TaskID, got.Stream.TaskID}; strings.Join(l.Page1, ",") != strings.Join(want, ",") {
+		t.Errorf("page 1 = %v, want %v", l.Page1, want)
+	}
+	if want := []string{got.Second.TaskID, got.First.TaskID}; strings.Join(l.Page2, ",") != strings.Join(want, ",") || l.Next2 != "" {
+		t.Errorf("page 2 = %v (next %q), want %v", l.Page2, l.Next2, want)
+	}
+	if l.Total != 6 || l.PageSize != 4 || l.Artifacts != 0 || l.All != 8 || len(l.Canceled) != 1 || l.Canceled[0] != got.Cancel.TaskID || l.CanceledText == "" {
+		t.Errorf("list = %+v", l)
+	}
 	if !strings.Contains(got.Unauthorized, "401") {
 		t.Errorf("without the key: %q", got.Unauthorized)
 	}
@@ -139,6 +181,13 @@ func TestA2AJSClient(t *testing.T) {
 	if partial := msgs[7]; len(msgs) != 12 || partial.Role != "assistant" || !partial.Partial || partial.ID != got.Cancel.TaskID {
 		t.Errorf("session: %d messages, the cancelled turn's answer %+v", len(msgs), msgs[7])
 	}
+}
+
+// followed is what client.mjs saw of a resubscribed task.
+type followed struct {
+	Kinds                                       []string
+	FirstState, State, Text, SentState, GetText string
+	LastChunk                                   bool
 }
 
 // TestA2ARemoteAgent: a Weft agent whose remote is an A2A agent served by

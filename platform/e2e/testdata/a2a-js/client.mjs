@@ -1,10 +1,12 @@
 // Drives weft serve's A2A endpoint with the official A2A JavaScript SDK
 // client (@a2a-js/sdk): the agent card, a multi-turn conversation through
-// contextId, a stream, GetTask, a cancelled stream, a JSON-RPC error and an
-// unauthenticated client. Prints what it saw as one JSON object; the Go
+// contextId, a stream, GetTask, a cancelled stream, a JSON-RPC error,
+// resubscribing to running tasks (1.0 SubscribeToTask, 0.3
+// tasks/resubscribe) and to an ended one, ListTasks in pages and by state,
+// and an unauthenticated client. Prints what it saw as one JSON object; the Go
 // test (platform/e2e.TestA2AJSClient) checks it.
 import { randomUUID } from "node:crypto";
-import { Role, taskStateToJSON } from "@a2a-js/sdk";
+import { Role, TaskState, taskStateToJSON } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 
 const base = process.env.WEFT_URL;
@@ -41,7 +43,7 @@ out.card = { name: client.agentCard.name, streaming: client.agentCard.capabiliti
 const first = await client.sendMessage({ message: message("Remember: my name is Ada.") });
 out.first = { kind: "status" in first ? "task" : "message", state: state(first.status), contextId: first.contextId, taskId: first.id, text: taskText(first) };
 const second = await client.sendMessage({ message: message("What is my name?", first.contextId) });
-out.second = { state: state(second.status), contextId: second.contextId, text: taskText(second), agentMessage: partsText(second.status.message?.parts) };
+out.second = { state: state(second.status), contextId: second.contextId, text: taskText(second), agentMessage: partsText(second.status.message?.parts), taskId: second.id };
 
 // A streamed turn in the same context.
 const stream = { kinds: [], text: "" };
@@ -99,8 +101,50 @@ for await (const ev of legacy.sendMessageStream({ message: message("And streamed
   if (ev.payload.$case === "task") ls.taskId = ev.payload.value.id;
   if (ev.payload.$case === "statusUpdate") ls.state = state(ev.payload.value.status);
 }
-out.legacy = { protocolVersion: legacy.protocolVersion, state: state(lt.status), contextId: lt.contextId, text: taskText(lt),
+out.legacy = { protocolVersion: legacy.protocolVersion, state: state(lt.status), contextId: lt.contextId, text: taskText(lt), taskId: lt.id, streamTaskId: ls.taskId,
   streamKinds: ls.kinds, streamState: ls.state, getState: state((await legacy.getTask({ id: ls.taskId })).status) };
+
+// Resubscribing to a task that runs on without the client (sent with
+// returnImmediately): the stream starts with the task as it is, then
+// carries the rest of the answer and ends with the final status.
+const follow = async (c, taskId) => {
+  const f = { kinds: [], text: "" };
+  for await (const ev of c.resubscribeTask({ id: taskId })) {
+    const { $case, value } = ev.payload;
+    f.kinds.push($case);
+    if ($case === "task") { f.firstState = state(value.status); f.text += taskText(value); }
+    if ($case === "artifactUpdate") { f.text += partsText(value.artifact.parts); f.lastChunk = value.lastChunk; }
+    if ($case === "statusUpdate") f.state = state(value.status);
+  }
+  return f;
+};
+const bg = await client.sendMessage({ message: message("Count slowly."), configuration: { returnImmediately: true } });
+const resub = await follow(client, bg.id);
+resub.sentState = state(bg.status);
+resub.getText = taskText(await client.getTask({ id: bg.id }));
+out.resubscribe = resub;
+const lbg = await legacy.sendMessage({ message: message("Count slowly, in 0.3."), configuration: { returnImmediately: true } });
+out.legacyResubscribe = await follow(legacy, lbg.id);
+try {
+  for await (const _ of client.resubscribeTask({ id: bg.id })) { /* the task has ended */ }
+  out.resubscribeEnded = "no error";
+} catch (e) {
+  out.resubscribeEnded = e.constructor.name;
+}
+
+// ListTasks: the conversation's tasks in pages of four, newest first, and
+// by state. (The SDK writes a status left out as "UNRECOGNIZED", which its
+// own server refuses too: "any state" is TASK_STATE_UNSPECIFIED.)
+const any = TaskState.TASK_STATE_UNSPECIFIED;
+const page1 = await client.listTasks({ contextId: first.contextId, status: any, pageSize: 4 });
+const page2 = await client.listTasks({ contextId: first.contextId, status: any, pageSize: 4, pageToken: page1.nextPageToken });
+const canceled = await client.listTasks({ contextId: first.contextId, status: TaskState.TASK_STATE_CANCELED, includeArtifacts: true });
+out.list = {
+  page1: page1.tasks.map((t) => t.id), page2: page2.tasks.map((t) => t.id), next2: page2.nextPageToken,
+  total: page1.totalSize, pageSize: page1.pageSize, artifacts: page1.tasks[0].artifacts.length,
+  canceled: canceled.tasks.map((t) => t.id), canceledText: taskText(canceled.tasks[0]),
+  all: (await client.listTasks({ status: any })).totalSize,
+};
 
 // Without the key the card is refused.
 try {
