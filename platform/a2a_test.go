@@ -451,3 +451,50 @@ func TestA2AExtendedCard(t *testing.T) {
 		t.Fatalf("the card declares an extended card: %v", card)
 	}
 }
+
+// The cards name the server at Config.PublicURL, whatever Host and
+// X-Forwarded-Proto a client sends; without it, at the Host the request
+// was addressed to, over http unless the connection is TLS (forwarded
+// headers are not trusted).
+func TestA2ACardURL(t *testing.T) {
+	spoof := []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.example"}
+	e := newEnv(t, nil)
+	a := e.createAgent(e.admin, map[string]any{"name": "a"})
+	var card map[string]any
+	e.do(e.admin, "GET", "/a2a/agents/a/.well-known/agent-card.json", nil, &card, spoof...)
+	if card["url"] != e.http.URL+"/a2a/agents/"+a.ID {
+		t.Fatalf("without a public URL: %v", card["url"])
+	}
+
+	pub := newEnv(t, nil, func(c *Config) { c.PublicURL = "https://agents.example.com/weft/" })
+	b := pub.createAgent(pub.admin, map[string]any{"name": "b"})
+	req, _ := http.NewRequest("GET", pub.http.URL+"/a2a/agents/b/.well-known/agent-card.json", nil)
+	req.Host = "evil.example"
+	req.Header.Set("Authorization", "Bearer "+pub.admin)
+	for i := 0; i < len(spoof); i += 2 {
+		req.Header.Set(spoof[i], spoof[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card = nil
+	json.Unmarshal([]byte(body(resp)), &card)
+	if card["url"] != "https://agents.example.com/weft/a2a/agents/"+b.ID {
+		t.Fatalf("with a public URL: %v", card["url"])
+	}
+	card = nil
+	pub.do(pub.admin, "GET", "/.well-known/agent-card.json", nil, &card, "A2A-Version", "1.0")
+	skills, _ := card["skills"].([]any)
+	if len(skills) != 1 || !strings.Contains(path(skills[0], "description").(string), "https://agents.example.com/weft/a2a/agents/"+b.ID+"/") {
+		t.Fatalf("tenant card = %v", card)
+	}
+
+	for _, bad := range []string{"agents.example.com", "ftp://x/", "https://", "https://u:p@x/", "https://x/?a=1", "https://x/#f", "http:x"} {
+		cfg := e.srv.cfg
+		cfg.PublicURL = bad
+		if _, err := New(cfg); err == nil {
+			t.Errorf("PublicURL %q accepted", bad)
+		}
+	}
+}

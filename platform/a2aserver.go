@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -301,13 +302,37 @@ func (s *Server) a2aRoutes() {
 	s.handle("POST /a2a/agents/{agent}", s.a2aRPC)
 }
 
-// a2aBase is the server's URL as the client reached it.
-func a2aBase(r *http.Request) string {
+// a2aBase is the server's URL in the cards: Config.PublicURL (weft serve:
+// --public-url, else its listen address). A Server given none (embedded,
+// tests) names the Host the request was addressed to, over https only when
+// the connection is TLS: X-Forwarded-* headers are never trusted, any
+// client can send them.
+func (s *Server) a2aBase(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL
+	}
 	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+	if r.TLS != nil {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+// parsePublicURL checks a public URL (Config.PublicURL) and returns it
+// without its trailing slash.
+func parsePublicURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return "", err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: want an http or https URL", raw)
+	case u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("%q: the URL names no host", raw)
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("%q: want scheme, host and path only (no user, query or fragment)", raw)
+	}
+	return u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
 
 // a2aVersion is the protocol version a request asks for: its A2A-Version
@@ -350,7 +375,7 @@ func (s *Server) a2aCard(r *http.Request, a meta.Agent) a2a.Card {
 		Name:        a.Name,
 		Description: "Weft agent " + a.Name + ". Each message is a turn of the agent; a message with the contextId of an earlier answer continues that conversation.",
 		Version:     a.UpdatedAt.UTC().Format(time.RFC3339),
-		URL:         a2aBase(r) + "/a2a/agents/" + a.ID,
+		URL:         s.a2aBase(r) + "/a2a/agents/" + a.ID,
 		Streaming:   true,
 		Bearer:      a2aBearer,
 		InputModes:  []string{"text/plain", "application/json"},
@@ -408,7 +433,7 @@ func (s *Server) a2aTenantCard(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		c.Skills = append(c.Skills, a2a.Skill{ID: a.Name, Name: a.Name,
-			Description: "Agent card: " + a2aBase(r) + "/a2a/agents/" + a.ID + "/" + a2a.CardPath, Tags: []string{"agent"}})
+			Description: "Agent card: " + s.a2aBase(r) + "/a2a/agents/" + a.ID + "/" + a2a.CardPath, Tags: []string{"agent"}})
 	}
 	writeCard(w, r, c)
 }

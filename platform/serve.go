@@ -31,6 +31,10 @@ import (
 type Options struct {
 	// Addr is the listen address (default 127.0.0.1:8080).
 	Addr string
+	// PublicURL is the URL clients reach the server at (Config.PublicURL);
+	// empty means http:// and the listen address (the host's name when it
+	// listens on every address).
+	PublicURL string
 	// DataDir holds the embedded stores and admin.key (default ./weft-data).
 	DataDir string
 	// PostgresURL moves metadata (and sessions, unless Redis is set) to PostgreSQL.
@@ -311,10 +315,21 @@ func run(ctx context.Context, o Options) error {
 		}
 	}()
 
+	// Listen first: without --public-url, the address bound is the public
+	// one (a port of 0 is chosen here).
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	publicURL := o.PublicURL
+	if publicURL == "" {
+		publicURL = listenURL(ln.Addr(), log)
+	}
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider, Prices: prices,
-		TraceRetention: retention, WorkflowLease: lease}
+		TraceRetention: retention, WorkflowLease: lease, PublicURL: publicURL}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}
@@ -337,10 +352,6 @@ func run(ctx context.Context, o Options) error {
 			"unchanged", report.Count(config.Unchanged), "differs", report.Count(config.Differs))
 	}
 
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return err
-	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -355,7 +366,7 @@ func run(ctx context.Context, o Options) error {
 	if rdb != nil {
 		store += " + Redis sessions"
 	}
-	log.Info("weft serve listening", "addr", ln.Addr().String(), "stores", store, "default_model", model,
+	log.Info("weft serve listening", "addr", ln.Addr().String(), "public_url", srv.cfg.PublicURL, "stores", store, "default_model", model,
 		"otel_traces", otelSignalOn(o.Getenv, "TRACES"), "otel_metrics", otelSignalOn(o.Getenv, "METRICS"))
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
@@ -377,6 +388,25 @@ func run(ctx context.Context, o Options) error {
 	}
 	<-ended
 	return nil
+}
+
+// listenURL is the public URL of a server listening at addr, when none is
+// configured: http:// and the address, with the host's name for an
+// address that listens on every interface (logged, since clients elsewhere
+// may know the host by another name).
+func listenURL(addr net.Addr, log *slog.Logger) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if host, err = os.Hostname(); err != nil || host == "" {
+			host = "localhost"
+		}
+		log.Warn("no public URL set: A2A agent cards name this server by its host name; set --public-url (WEFT_PUBLIC_URL) to the URL clients reach it at",
+			"public_url", "http://"+net.JoinHostPort(host, port))
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // instanceID returns the id of this server in session leases:

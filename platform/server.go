@@ -108,6 +108,13 @@ type Config struct {
 	// (or takes WEFT_INSTANCE_ID) and drops the leases of its previous run
 	// at start. Empty means a random id for this Server.
 	Instance string
+	// PublicURL is the URL clients reach the server at (scheme, host and
+	// an optional path prefix, e.g. https://agents.example.com/weft): the
+	// A2A cards name their endpoints under it. weft serve sets it from
+	// --public-url (WEFT_PUBLIC_URL), else from its listen address. Empty
+	// names the Host each request was addressed to; request headers such
+	// as X-Forwarded-Proto are never trusted.
+	PublicURL string
 	// WorkflowLease is how long a workflow run's owner holds it without
 	// renewing (default DefaultWorkflowLease): after an owner dies, another
 	// replica (or the restarted one) resumes its runs within about this
@@ -199,6 +206,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
+	}
+	if cfg.PublicURL != "" {
+		u, err := parsePublicURL(cfg.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("platform: Config.PublicURL: %w", err)
+		}
+		cfg.PublicURL = u
 	}
 	s := &Server{
 		cfg:      cfg,

@@ -14,6 +14,7 @@ import (
 
 type serveOptions struct {
 	addr, data, postgres, redis, model string
+	publicURL                          string
 	config                             string
 	rateLimit                          float64
 	rateBurst                          int
@@ -49,7 +50,7 @@ which applies the same files to a running server).
 SIGINT or SIGTERM shuts down gracefully: open streams end with an error event,
 partial answers are saved, and the process exits within 10 s.`,
 		Example: `  weft serve
-  weft serve --addr 0.0.0.0:8080 --data /var/lib/weft
+  weft serve --addr 0.0.0.0:8080 --data /var/lib/weft --public-url https://agents.example.com
   weft serve --config weft.yaml
   WEFT_ADMIN_KEY=... weft serve --postgres postgres://weft@db/weft --redis redis://cache:6379/0`,
 		Args: cobra.NoArgs,
@@ -60,6 +61,9 @@ partial answers are saved, and the process exits within 10 s.`,
 			}
 			if !f.Changed("redis") {
 				o.redis = e.getenv("WEFT_REDIS_URL")
+			}
+			if !f.Changed("public-url") {
+				o.publicURL = e.getenv("WEFT_PUBLIC_URL")
 			}
 			log, err := newLogger(e.stderr, o.logFormat, o.logLevel)
 			if err != nil {
@@ -83,7 +87,7 @@ partial answers are saved, and the process exits within 10 s.`,
 				}
 			}
 			err = platform.Run(cmd.Context(), platform.Options{
-				Addr: o.addr, DataDir: o.data, PostgresURL: o.postgres, RedisURL: o.redis,
+				Addr: o.addr, PublicURL: o.publicURL, DataDir: o.data, PostgresURL: o.postgres, RedisURL: o.redis,
 				AdminKey: e.getenv("WEFT_ADMIN_KEY"), DefaultModel: o.model, Config: file,
 				RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 				Getenv: e.getenv, Logger: log,
@@ -96,6 +100,7 @@ partial answers are saved, and the process exits within 10 s.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	f.StringVar(&o.publicURL, "public-url", "", "URL clients reach the server at, named in A2A agent cards (default $WEFT_PUBLIC_URL, else http:// and the listen address)")
 	f.StringVar(&o.data, "data", "weft-data", "directory of the embedded stores and admin.key")
 	f.StringVar(&o.postgres, "postgres", "", "PostgreSQL DSN for metadata and sessions (default $WEFT_POSTGRES_URL)")
 	f.StringVar(&o.redis, "redis", "", "Redis URL for sessions, rate limits and cache invalidation (default $WEFT_REDIS_URL)")

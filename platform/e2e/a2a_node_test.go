@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -293,5 +294,44 @@ func TestA2ARemoteAgent(t *testing.T) {
 	ans, err = c.Chat(ctx, front.ID, client.ChatRequest{Query: "ask the echo agent"})
 	if err != nil || ans.Answer != "The echo agent said it back." || len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || !strings.Contains(ans.ToolCalls[0].Result, "echo #1: from front") {
 		t.Fatalf("delegation = %+v, %v", ans, err)
+	}
+}
+
+// TestA2APublicURL: weft serve names its A2A endpoints under --public-url
+// (over WEFT_PUBLIC_URL), whatever Host and X-Forwarded-* a client sends;
+// a public URL that is not an http(s) base URL stops it at start.
+func TestA2APublicURL(t *testing.T) {
+	t.Parallel()
+	up := llmtest.NewServer()
+	t.Cleanup(up.Close)
+	vars := upstreamVars(up)
+	vars["WEFT_ADMIN_KEY"] = adminKey
+	vars["WEFT_PUBLIC_URL"] = "https://from-env.example"
+	p := startServe(t, "", vars, "--addr", "127.0.0.1:0", "--public-url", "https://agents.example.com/weft/")
+	a, err := client.New(p.url(), adminKey).CreateAgent(t.Context(), client.Agent{Name: "geo", Model: "openai/gpt-4o-mini"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", p.url()+"/a2a/agents/geo/.well-known/agent-card.json", nil)
+	req.Host = "evil.example"
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	req.Header.Set("X-Forwarded-Proto", "http")
+	req.Header.Set("X-Forwarded-Host", "evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var card struct {
+		URL string `json:"url"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil || card.URL != "https://agents.example.com/weft/a2a/agents/"+a.ID {
+		t.Fatalf("card url = %q, %v", card.URL, err)
+	}
+
+	cmd := exec.CommandContext(t.Context(), weftBinary(t), "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--public-url", "agents.example.com")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "want an http or https URL") {
+		t.Fatalf("weft serve with a bad public URL: %v\n%s", err, out)
 	}
 }
