@@ -99,14 +99,10 @@ func field(pointer string) string {
 	return b.String()
 }
 
-// Load reads the Weft suite (YAML or JSON) at path.
-func Load(path string) (*Suite, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(data, path)
-}
+// Load reads the suite at path: a Weft suite (YAML or JSON), or an
+// evalset of ADK or trpc-agent-go (a file named *.evalset.json or
+// *.test.json; see [Import]).
+func Load(path string) (*Suite, error) { return LoadAs(path, "") }
 
 // readFile reads a file of at most MaxSuiteBytes.
 func readFile(path string) ([]byte, error) {
