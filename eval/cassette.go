@@ -27,8 +27,9 @@ type Cassettes struct {
 
 	mu   sync.Mutex
 	cur  *llmtest.Recorder
-	name string
-	err  error // the first replay mismatch of the current case
+	name string // suite/case, empty between cases
+	path string
+	err  error // the current case's missing cassette or first mismatch
 }
 
 // NewCassettes returns cassettes under dir. In Record mode requests go on
@@ -36,6 +37,9 @@ type Cassettes struct {
 func NewCassettes(dir string, mode llmtest.Mode, next http.RoundTripper) *Cassettes {
 	return &Cassettes{dir: dir, mode: mode, next: next}
 }
+
+// Recording reports whether the cassettes record (rather than replay).
+func (c *Cassettes) Recording() bool { return c.mode == llmtest.Record }
 
 // Client returns an HTTP client whose requests go through the cassettes;
 // give it to the providers.
@@ -57,36 +61,44 @@ func fileName(s string) string {
 	}, s)
 }
 
-// Begin makes the cassette of a case (or of a setup step) current. In
-// Replay mode a missing cassette is an error naming the case.
-func (c *Cassettes) Begin(suite, caseID string) error {
-	path := c.Path(suite, caseID)
-	r, err := llmtest.NewRecorder(path, c.mode, c.next)
-	if err != nil {
-		return fmt.Errorf("case %q of suite %q: no cassette at %s: record one with --record (%w)", caseID, suite, path, err)
-	}
+// Begin makes the cassette of a case (or of a setup step) current. The
+// cassette is opened at the case's first model call: a case that makes
+// none needs none.
+func (c *Cassettes) Begin(suite, caseID string) {
 	c.mu.Lock()
-	c.cur, c.name, c.err = r, suite+"/"+caseID, nil
+	c.cur, c.name, c.path, c.err = nil, suite+"/"+caseID, c.Path(suite, caseID), nil
 	c.mu.Unlock()
-	return nil
 }
 
-// End closes the current cassette: in Record mode it is saved; in Replay
-// mode the first request that matched no recording, or exchanges left
-// unused, are an error naming the case.
+// End closes the current cassette: in Record mode it is saved (when the
+// case made model calls); in Replay mode a missing cassette, the first
+// request that matched no recording, or exchanges left unused are an
+// error naming the case.
 func (c *Cassettes) End() error {
 	c.mu.Lock()
-	r, name, mismatch := c.cur, c.name, c.err
-	c.cur, c.name, c.err = nil, "", nil
+	r, name, path, err := c.cur, c.name, c.path, c.err
+	c.cur, c.name, c.path, c.err = nil, "", "", nil
 	c.mu.Unlock()
-	if r == nil {
+	if name == "" {
 		return nil
 	}
 	if c.mode == llmtest.Record {
+		if r == nil {
+			return err
+		}
 		return r.Save()
 	}
-	if mismatch != nil {
-		return fmt.Errorf("case %s: a model request matches no recording in its cassette (the prompt, tools or settings changed; re-record with --record): %w", name, mismatch)
+	switch {
+	case errors.Is(err, llmtest.ErrNoExchange):
+		return fmt.Errorf("case %s: a model request matches no recording in its cassette (the prompt, tools or settings changed; re-record with --record): %w", name, err)
+	case err != nil:
+		return fmt.Errorf("case %s: %w", name, err)
+	case r == nil:
+		// No model call: a recorded cassette is left whole.
+		r, err = llmtest.NewRecorder(path, c.mode, nil)
+		if err != nil {
+			return nil
+		}
 	}
 	if n := r.Unused(); n > 0 {
 		return fmt.Errorf("case %s: %d recorded model exchanges were not requested (the case makes fewer calls than when it was recorded; re-record with --record)", name, n)
@@ -94,16 +106,31 @@ func (c *Cassettes) End() error {
 	return nil
 }
 
-// RoundTrip sends the request through the current case's cassette.
+// RoundTrip sends the request through the current case's cassette,
+// opening it at the case's first call.
 func (c *Cassettes) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
-	r, name := c.cur, c.name
+	if c.name == "" {
+		c.mu.Unlock()
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("eval: a model call (%s %s) outside any case has no cassette", req.Method, req.URL.Path)
+	}
+	if c.cur == nil && c.err == nil {
+		r, err := llmtest.NewRecorder(c.path, c.mode, c.next)
+		if err != nil {
+			c.err = fmt.Errorf("no cassette at %s: record one with --record (%w)", c.path, err)
+		}
+		c.cur = r
+	}
+	r, name, failed := c.cur, c.name, c.err
 	c.mu.Unlock()
 	if r == nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("eval: a model call (%s %s) outside any case has no cassette", req.Method, req.URL.Path)
+		return nil, failed
 	}
 	resp, err := r.RoundTrip(req)
 	if err != nil && errors.Is(err, llmtest.ErrNoExchange) {

@@ -231,6 +231,20 @@ type Mock struct {
 	Error string `json:"error,omitempty"`
 }
 
+// Matches reports whether the mock answers a call of tool with args (a
+// decoded JSON value): the names are equal and Args, when set, is a
+// subset of args.
+func (m *Mock) Matches(tool string, args any) bool {
+	if m.Tool != tool {
+		return false
+	}
+	if m.Args == nil {
+		return true
+	}
+	_, ok := subset(normalize(m.Args), args, 0, "")
+	return ok
+}
+
 // Strings is a list of strings that may be written as one string.
 type Strings []string
 

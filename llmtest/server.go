@@ -31,11 +31,12 @@ type Server struct {
 	seq       atomic.Int64
 	noRecord  atomic.Bool
 
-	mu     sync.Mutex
-	turns  []Turn
-	embeds []Turn
-	reqs   []Request
-	models []string
+	mu      sync.Mutex
+	turns   []Turn
+	respond func(*Request) Turn
+	embeds  []Turn
+	reqs    []Request
+	models  []string
 }
 
 // DefaultEmbeddingDims is the length of the vectors /v1/embeddings returns
@@ -106,6 +107,17 @@ func (s *Server) Requests() []Request {
 // default) or off. Benchmarks and load tests turn it off so memory stays
 // flat.
 func (s *Server) SetRecording(on bool) { s.noRecord.Store(!on) }
+
+// SetResponder makes f answer the chat requests that come once the
+// script is empty, instead of the echo of the last user message: a fake
+// provider that answers by rules rather than in a fixed order. f is called
+// with the decoded request and must be safe for concurrent use; nil
+// restores the echo.
+func (s *Server) SetResponder(f func(*Request) Turn) {
+	s.mu.Lock()
+	s.respond = f
+	s.mu.Unlock()
+}
 
 // SetModels sets the model ids /v1/models lists.
 func (s *Server) SetModels(ids ...string) {
@@ -191,7 +203,11 @@ func (s *Server) next(wr *wireRequest) Turn {
 		s.mu.Unlock()
 		return t
 	}
+	respond := s.respond
 	s.mu.Unlock()
+	if respond != nil {
+		return respond(&Request{Model: wr.Model, Stream: wr.Stream, Messages: wr.Messages, Tools: wr.Tools})
+	}
 	for i := len(wr.Messages) - 1; i >= 0; i-- {
 		if wr.Messages[i].Role == "user" {
 			return Turn{Text: wr.Messages[i].Text()}

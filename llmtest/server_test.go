@@ -620,3 +620,32 @@ func TestConcurrentScript(t *testing.T) {
 		t.Errorf("answers %v, pending %d, requests %d", counts, srv.Pending(), len(srv.Requests()))
 	}
 }
+
+// TestResponder pins that a responder answers once the script is empty,
+// from the decoded request, and that nil restores the echo.
+func TestResponder(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Reply("scripted"))
+	defer srv.Close()
+	srv.SetResponder(func(r *llmtest.Request) llmtest.Turn {
+		return llmtest.Reply(r.Model + " heard " + r.LastUserText())
+	})
+	answer := func() string {
+		var c completion
+		if err := json.NewDecoder(post(t, srv, "/chat/completions", chatBody).Body).Decode(&c); err != nil {
+			t.Fatal(err)
+		}
+		return *c.Choices[0].Message.Content
+	}
+	if got := answer(); got != "scripted" {
+		t.Errorf("first answer = %q, want the script's", got)
+	}
+	heard := answer()
+	if !strings.HasPrefix(heard, "gpt-test heard ") {
+		t.Errorf("responder answer = %q", heard)
+	}
+	srv.SetResponder(nil)
+	if got := answer(); got != strings.TrimPrefix(heard, "gpt-test heard ") {
+		t.Errorf("echo after SetResponder(nil) = %q", got)
+	}
+}
