@@ -73,6 +73,7 @@ WEFT_DEFAULT_MODEL sets the default model (of every command and of weft serve).`
 		newKeyCmd(e),
 		newApplyCmd(e),
 		newWorkflowCmd(e),
+		newEvalCmd(e),
 	)
 	return root
 }

@@ -200,6 +200,11 @@ func mockTools(cfg *config.File, base string) *config.File {
 	return &out
 }
 
+// Catalog lists the agents, workflows and tools the server serves.
+func (s *Server) Catalog(ctx context.Context) (*eval.Catalog, error) {
+	return s.Target.(eval.Cataloger).Catalog(ctx)
+}
+
 // SetMocks sets the mocks that answer tool calls until the next call.
 func (s *Server) SetMocks(m []eval.Mock) { s.mocks.set(m) }
 
