@@ -10,7 +10,10 @@
 //   - forecast: a library function and its tests, the offline testing
 //     techniques of docs/testing.md;
 //   - workflow: a support workflow as data (classify, retrieve, draft,
-//     check, then send or escalate), run by package workflow.
+//     check, then send or escalate), run by package workflow;
+//   - evals: eval suites over a support agent and a workflow (and an ADK
+//     and a trpc-agent-go evalset), run offline from cassettes
+//     (docs/evals.md).
 //
 // Every program runs offline on the scripted/demo model; set WEFT_DEFAULT_MODEL
 // (for example openai/gpt-4o-mini, with OPENAI_API_KEY) to use a real one:
