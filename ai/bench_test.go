@@ -3,6 +3,7 @@ package ai_test
 import (
 	"context"
 	"iter"
+	"strconv"
 	"testing"
 
 	"github.com/weftlabs/weft/ai"
@@ -112,13 +113,15 @@ func TestAllocationBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	// 20: the engine turn (see TestEngineAllocationBudget), of which about
+	// 23: the engine turn (see TestEngineAllocationBudget), of which about
 	// 10 are the tool's JSON decoding and encoding and its result message;
-	// the call's argument; the store's lock grant, one copy of the turn's
-	// parts and one of its tool calls, and one string for the new ids; the
-	// context that gives the round's tools the memory ID (tool.MemoryID).
-	// History is read from the store without copying.
-	const budget = 20 + raceSlack
+	// the call's argument; the turn's memory state and its hold on the
+	// conversation; two copies of parts (the user message, stored with the
+	// lease before the model call, and the turn's last messages), one of
+	// tool calls, and one string of new ids for each of the two appends;
+	// the context that gives the round's tools the memory ID
+	// (tool.MemoryID). History is read from the store without copying.
+	const budget = 23 + raceSlack
 	t.Logf("allocations per typed call with memory: %v", allocs)
 	if allocs > budget {
 		t.Errorf("a typed call allocates %v times, budget %d", allocs, budget)
@@ -151,5 +154,49 @@ func TestEngineAllocationBudget(t *testing.T) {
 	t.Logf("allocations per engine turn: %v", allocs)
 	if allocs > budget {
 		t.Errorf("an engine turn allocates %v times, budget %d", allocs, budget)
+	}
+}
+
+// TestEngineMemoryAllocationBudget pins an engine turn with memory over
+// the in-process store as a server runs one: a token window (history is
+// cut to leave room for the rest of the request), named records, a tool
+// round.
+func TestEngineMemoryAllocationBudget(t *testing.T) {
+	weather := tool.Func("weather", "Current weather of a city.", func(ctx context.Context, in CityArgs) (Weather, error) {
+		return Weather{City: in.City, TempC: 21}, nil
+	})
+	eng, err := ai.NewEngine(newFakeModel(), ai.Tools(weather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := memory.NewChat(memory.NewInMemory(), memory.Key{Session: "s"}, memory.Window{MaxTokens: 400, Reserve: 50}, memory.KeepAll())
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = "turn-" + strconv.Itoa(i)
+	}
+	n := 0
+	ctx := context.Background()
+	turn := func() {
+		turn := ai.Turn{ID: ids[n], System: "You are a weather assistant.", Memory: chat, Message: llm.UserMessage("What is the weather in Paris?")}
+		n++
+		if _, err := eng.Do(ctx, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 10 { // fill the window
+		turn()
+	}
+	allocs := testing.AllocsPerRun(100, turn)
+	// 23: the engine turn (TestEngineAllocationBudget, 14), the test's
+	// user message, the turn's memory state and its hold, the window's
+	// records (a token window is cut once the rest of the request is
+	// known), the user message's record id, two copies of parts and one of
+	// tool calls into the store, one string of ids for the tool round, and
+	// the context that gives the round's tools the memory's key
+	// (tool.MemoryID).
+	const budget = 23 + raceSlack
+	t.Logf("allocations per engine turn with memory: %v", allocs)
+	if allocs > budget {
+		t.Errorf("an engine turn with memory allocates %v times, budget %d", allocs, budget)
 	}
 }

@@ -43,21 +43,31 @@ func (s *turnState) call(ctx context.Context, req *llm.Request, buffered bool) (
 	return resp, nil
 }
 
+// streamCall is a streamed model call. When it fails or the consumer stops
+// reading, the text streamed so far is the turn's partial answer,
+// Outcome.Text with Outcome.Partial set (unless output guardrails hold text
+// back: what they have not passed is not kept).
 func (s *turnState) streamCall(ctx context.Context, req *llm.Request, buffered bool) (*llm.Response, error) {
 	var acc llm.Accumulator
+	cut := func(err error) (*llm.Response, error) {
+		if t := acc.Text(); t != "" && !buffered {
+			s.out.Text, s.out.Partial = t, true
+		}
+		return nil, err
+	}
 	for ch, err := range s.e.cfg.model.Stream(ctx, req) {
 		if err != nil {
-			return nil, err
+			return cut(err)
 		}
 		acc.Add(ch)
 		switch ch.Type {
 		case llm.ChunkText:
 			if !buffered && !s.emit(Event{Kind: EventText, Text: ch.Text}) {
-				return nil, errStopped
+				return cut(errStopped)
 			}
 		case llm.ChunkReasoning:
 			if !s.emit(Event{Kind: EventReasoning, Text: ch.Text}) {
-				return nil, errStopped
+				return cut(errStopped)
 			}
 		}
 	}

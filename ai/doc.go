@@ -22,8 +22,13 @@
 // runs the same steps in this order:
 //
 //  1. Memory: the conversation of the memory ID is resolved (created on
-//     first use) and locked: turns on one ID are serialised, so concurrent
-//     calls never interleave their messages. Its window is loaded.
+//     first use) and held for the turn (memory.Chat.Begin): its lease is
+//     taken, so turns on one conversation are serialised (across processes
+//     on a shared store) and never interleave their messages; its window is
+//     loaded; and the user message is stored, when it is known already (no
+//     input guardrails, and not StoreAugmented) — one round trip on a
+//     memory.TurnStore. A request that cannot fit a token window even
+//     without history is refused first, before the store is touched.
 //  2. Messages: system and user messages are rendered from templates over
 //     the argument (package prompt). Without a System template the
 //     SystemFor provider is asked; without either, memory's system
@@ -38,8 +43,13 @@
 //     format when the model declares support, else format instructions
 //     appended to the user message.
 //  6. Assembly: system message, history and the user message (with format
-//     instructions) become the request. Memory will keep the user message
-//     as it was before augmentation (or as sent, with StoreAugmented).
+//     instructions) become the request. A token window keeps the history
+//     that leaves room for the rest of the request (system message, tools,
+//     the user message as sent, the reply's overhead); a request that
+//     cannot fit fails with an error matching llm.ErrContextTooLong. Memory
+//     keeps the user message as it was before augmentation (or as sent,
+//     with StoreAugmented); one not stored in step 1 is stored now, before
+//     the model is called.
 //  7. Moderation, when configured, runs concurrently with the model call;
 //     a flagged input fails the call with a *ModerationError.
 //  8. The model call, streamed when the caller consumes events. Every
@@ -55,9 +65,12 @@
 //     around JSON; a failure is sent back to the model with the error
 //     (ParseRetries times), then returned as a *ParseError with the raw
 //     text.
-//  12. Memory write, in one append per turn: a new system message, the
-//     user message, the tool rounds and the final answer. A failed turn
-//     still writes the user message and its completed tool rounds. Listeners
+//  12. Memory write, and the conversation released, in one round trip: a
+//     new system message, the tool rounds and the final answer, named
+//     after Turn.ID (see TurnOfRecord). A failed or cancelled turn still
+//     writes its finished tool rounds and, when the model was answering,
+//     the text it had said, as a partial answer (the error is then a
+//     *PartialError). Listeners
 //     see started, request, response, tool executed, guardrail, completed and
 //     error notices, all with one invocation ID; OpenTelemetry spans with
 //     gen_ai.* attributes are created when Tracing is given.
@@ -101,9 +114,13 @@
 //
 // [Engine] is the untyped core, for servers that assemble turns themselves
 // (the Weft platform does): give it a model and options once, then run
-// [Turn] values with a system prompt, a user message, and either a memory
-// or history the caller loaded; [Engine.Run] yields events and
-// [Engine.Do] returns the [Outcome], whose Messages are the turn's new
-// messages to persist. A tool that delegates to another agent passes that
-// agent's events on with [Forward], so tokens stream through delegation.
+// [Turn] values with a system prompt, a user message (or the results of
+// the caller's tools), and a memory, history the caller keeps, or both
+// (the history is the caller's and the turn is stored in the memory);
+// [Engine.Run] yields events and [Engine.Do] returns the [Outcome], whose
+// Messages are the turn's new messages. With a memory the engine owns the
+// turn: it holds the conversation, recalls, runs the tool loop and stores
+// every message, also of a failed turn, under ids derived from Turn.ID. A
+// tool that delegates to another agent passes that agent's events on with
+// [Forward], so tokens stream through delegation.
 package ai

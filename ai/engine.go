@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync/atomic"
 
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/tokens"
 	"github.com/weftlabs/weft/tool"
 )
 
@@ -20,14 +22,54 @@ type Engine struct {
 	exec      tool.Executor
 	specs     []llm.ToolSpec
 	modelName string
+	// toolTok caches what the tools' specifications cost in a request, as
+	// the last counter that could be cached counts them.
+	toolTok atomic.Pointer[toolTokens]
+}
+
+type toolTokens struct {
+	c tokens.Counter
+	n int
+}
+
+// toolTokens returns what the engine's tools' specifications cost in every
+// request, as c counts them.
+func (e *Engine) toolTokens(c tokens.Counter) int {
+	cacheable := false
+	switch c.(type) {
+	case *tokens.Encoding, tokens.Estimator: // comparable, and fixed
+		cacheable = true
+	}
+	if p := e.toolTok.Load(); cacheable && p != nil && p.c == c {
+		return p.n
+	}
+	n := 0
+	for _, s := range e.specs {
+		n += tokens.ToolTokens(c, s)
+	}
+	if cacheable {
+		e.toolTok.Store(&toolTokens{c, n})
+	}
+	return n
 }
 
 // Turn is one user turn through an [Engine].
 type Turn struct {
+	// ID names the turn: its answer is stored in memory with this record
+	// id, and the turn's other records are named after it (see
+	// [TurnOfRecord]), so that a retried turn with the same ID stores
+	// nothing twice. Empty lets the store name the records.
+	ID string
 	// Message is the user message. A Turn without one (the zero Message)
-	// continues a conversation whose History (or memory) ends with tool
-	// results: the results of a turn that ended with calls of ClientTools.
+	// continues a conversation after the results of a turn that ended with
+	// calls of ClientTools: ToolResults are those results, or else the
+	// History (or memory) ends with them.
 	Message llm.Message
+	// ToolResults are the results of the calls a previous turn left
+	// pending (llm.ToolResultMessage), for a Turn without a Message. Each
+	// waiting call must get exactly one ([*ToolResultError] otherwise).
+	// They are stored in memory before the model is called.
+	ToolResults []llm.Message
 	// System is the system message's text. Empty leaves the one in memory
 	// (or History), or asks the engine's SystemFor provider.
 	System string
@@ -38,8 +80,10 @@ type Turn struct {
 	// the engine's Memory.
 	Memory *memory.Chat
 	// History is the conversation before Message, for callers that keep it
-	// themselves (used when no memory applies). It is not modified; the
-	// turn's new messages are in Outcome.Messages.
+	// themselves. It is not modified; the turn's new messages are in
+	// Outcome.Messages. With a memory too, the history is History (cut by
+	// the memory's window), the store is not read for it, and the turn's
+	// new messages are still stored in the memory.
 	History []llm.Message
 	// Params override model parameters for this turn.
 	Params *Params
@@ -143,6 +187,9 @@ func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outc
 	s.stream = emit != nil && e.cfg.caps.Streaming
 	err := s.run(ctx)
 	if err != nil {
+		if s.out.Partial && err != errStopped {
+			err = &PartialError{Err: err, Outcome: s.out}
+		}
 		if err != errStopped {
 			inv.notify(ctx, Notice{Kind: NoticeError, Err: err, Outcome: s.out})
 		}
@@ -154,6 +201,23 @@ func (e *Engine) run(ctx context.Context, t *Turn, emit func(Event) bool) (*Outc
 	return s.out, nil
 }
 
+// memTurn is what a turn with memory keeps: the conversation and its hold,
+// its counter, a new system message, the history it loaded (without its system record) for the
+// window to cut (unless it came cut), how many of Outcome.Messages memory holds already, and
+// room for the records the turn stores. It is allocated only for turns
+// with memory.
+type memTurn struct {
+	chat    *memory.Chat
+	hold    *memory.Hold
+	counter tokens.Counter
+	// system is a system message memory does not hold yet.
+	system *llm.Message
+	log    []memory.Record
+	exact  bool // the history came cut (a window without a token budget)
+	stored int
+	buf    [4]memory.Record
+}
+
 // turnState is one turn in progress.
 type turnState struct {
 	e      *Engine
@@ -163,13 +227,12 @@ type turnState struct {
 	emit   func(Event) bool
 	stream bool
 
-	chat *memory.Chat
 	msgs []llm.Message // what the model is sent
 	base llm.Request
 	out  *Outcome
 	mod  *moderation
-	// system is a system message memory does not hold yet.
-	system *llm.Message
+	// mem is the turn's memory state, nil without memory.
+	mem *memTurn
 
 	// The outcome and room for a typical turn (one tool round), allocated
 	// with the state in one piece.
@@ -181,14 +244,7 @@ type turnState struct {
 }
 
 func (s *turnState) run(ctx context.Context) error {
-	release, err := s.openMemory(ctx)
-	if err != nil {
-		return err
-	}
-	if release != nil {
-		defer release()
-	}
-	err = s.prepare(ctx)
+	err := s.prepare(ctx)
 	if err == nil {
 		err = s.loop(ctx)
 		if s.mod != nil {
@@ -198,7 +254,7 @@ func (s *turnState) run(ctx context.Context) error {
 			s.mod.stop()
 		}
 	}
-	if perr := s.persist(ctx); err == nil {
+	if perr := s.persist(ctx, err); err == nil {
 		err = perr
 	}
 	return err
@@ -209,8 +265,8 @@ func (s *turnState) run(ctx context.Context) error {
 // has a memory without an ID.
 func (s *turnState) toolContext(ctx context.Context) context.Context {
 	id := s.t.MemoryID
-	if id == "" && s.chat != nil {
-		id = s.chat.Key().Session
+	if id == "" && s.mem != nil {
+		id = s.mem.chat.Key().Session
 	}
 	if id == "" {
 		return ctx

@@ -38,6 +38,43 @@ func (e *ToolRoundsError) Error() string {
 	return "ai: the model was still calling tools after " + strconv.Itoa(e.Rounds) + " rounds (raise MaxToolRounds, or check the tools' results)"
 }
 
+// PartialError is a turn that failed while the model was answering, after
+// it had said something: Outcome holds what the turn produced, its
+// finished tool rounds and, in Text, the answer cut short (Outcome.Partial
+// is true; memory keeps the text as an assistant record marked Partial,
+// with the turn's ID). Err is the failure; errors.Is and errors.As see
+// through to it. A failure before any answer text is returned as it is.
+type PartialError struct {
+	Err     error
+	Outcome *Outcome
+}
+
+// Error is the failure's message.
+func (e *PartialError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// ToolResultError refuses the results of the caller's tools
+// (Turn.ToolResults) that do not match the calls waiting for them: a
+// result for a call that is not waiting, or a waiting call without a
+// result. Nothing is stored.
+type ToolResultError struct {
+	// CallID names the call.
+	CallID string
+	// Missing is true for a waiting call without a result, false for a
+	// result no call waits for.
+	Missing bool
+}
+
+// Error names the call.
+func (e *ToolResultError) Error() string {
+	if e.Missing {
+		return "ai: the tool call " + strconv.Quote(e.CallID) + " has no result"
+	}
+	return "ai: no tool call " + strconv.Quote(e.CallID) + " is waiting for a result"
+}
+
 // ModerationError fails a call whose input the moderation model flagged.
 type ModerationError struct {
 	Input  string

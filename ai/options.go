@@ -160,7 +160,7 @@ func SystemFor(p SystemProvider) Option {
 // type [MemoryID]; a function without one, or a call with an empty one,
 // uses no memory. A turn holds its conversation from start to end (a
 // stream until it ends or the consumer breaks out of it), so concurrent
-// turns on one ID run one after the other.
+// turns on one ID run one after the other (see memory.Chat.Begin).
 func MemoryPerID(chats *memory.Chats) Option {
 	return func(c *config) error {
 		if chats == nil {

@@ -5,45 +5,150 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/weftlabs/weft/guardrail"
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/rag"
+	"github.com/weftlabs/weft/tokens"
 )
 
-// openMemory is step 1: resolve the turn's memory, take its lock (turns on
-// one conversation are serialised), and load the window.
-func (s *turnState) openMemory(ctx context.Context) (release func(), err error) {
+// resolveChat returns the turn's memory: Turn.Memory, else the memory of
+// Turn.MemoryID in MemoryPerID, else the engine's Memory; nil for none.
+func (s *turnState) resolveChat() *memory.Chat {
 	c, t := s.e.cfg, s.t
-	s.chat = t.Memory
-	if s.chat == nil && c.memory != nil && t.MemoryID != "" {
-		s.chat = c.memory.Chat(t.MemoryID)
+	if t.Memory != nil {
+		return t.Memory
 	}
-	if s.chat == nil {
-		s.chat = c.chat
+	if c.memory != nil && t.MemoryID != "" {
+		return c.memory.Chat(t.MemoryID)
 	}
-	if s.chat == nil {
-		s.msgs = make([]llm.Message, 0, len(t.History)+4)
-		s.msgs = append(s.msgs, t.History...)
-		return nil, nil
+	return c.chat
+}
+
+// begin is step 1 with memory: it holds the conversation and loads its
+// window (one round trip on a memory.TurnStore), storing user, the turn's
+// user message, with it when user is not nil. A request that cannot fit
+// the window's token budget even without history and retrieval is refused
+// first, before the store is touched. History comes from the memory, or
+// from Turn.History when the turn has one.
+func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string, user *llm.Message) error {
+	t := s.t
+	w := chat.Window()
+	m := &memTurn{chat: chat, counter: chat.Counter()}
+	s.mem = m
+	if w.MaxTokens > 0 {
+		need := s.e.toolTokens(m.counter) + s.clientToolTokens() + tokens.ReplyOverhead
+		if system != "" {
+			need += tokens.MessageOverhead + m.counter.Count(system) // the system message's tokens
+		}
+		if t.Message.Role != "" || t.Message.Parts != nil {
+			need += tokens.MessageTokens(m.counter, t.Message)
+		}
+		for _, msg := range t.ToolResults {
+			need += tokens.MessageTokens(m.counter, msg)
+		}
+		if _, err := (memory.Window{MaxTokens: w.MaxTokens, Reserve: w.Reserve + need}).Fit(nil); err != nil {
+			return fmt.Errorf("ai: %w", err)
+		}
 	}
-	release, err = s.chat.Lock(ctx)
+	first := m.buf[:0]
+	if user != nil {
+		first = append(first, s.record(*user, questionID(t.ID)))
+	}
+	m.stored = len(first)
+	if w.MaxTokens == 0 && t.History == nil {
+		// Without a token budget the window's cut does not depend on the
+		// rest of the request: the messages come cut, and from an
+		// in-process store without a copy of their records.
+		var err error
+		m.exact = true
+		m.hold, s.msgs, err = chat.BeginMessages(ctx, make([]llm.Message, 0, w.MaxMessages+len(t.ToolResults)+5), first...)
+		if err != nil {
+			return fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
+		}
+		if s.e.cfg.transform != nil {
+			ownHistory(s.msgs)
+		}
+		return nil
+	}
+	hold, recs, err := chat.Begin(ctx, first...)
 	if err != nil {
-		return nil, fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
+		return fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
 	}
-	s.msgs, err = s.chat.Messages(ctx, make([]llm.Message, 0, s.chat.Window().MaxMessages+5))
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("ai: %w", err)
+	m.hold = hold
+	if t.History != nil {
+		recs = make([]memory.Record, len(t.History))
+		for i, msg := range t.History {
+			recs[i] = memory.Record{Message: msg}
+			if w.MaxTokens > 0 {
+				recs[i].Tokens = tokens.MessageTokens(m.counter, msg)
+			}
+		}
 	}
-	if c.transform != nil {
+	s.msgs = make([]llm.Message, 0, len(recs)+len(t.ToolResults)+5)
+	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
+		s.msgs = append(s.msgs, recs[0].Message)
+		recs = recs[1:]
+	}
+	m.log = recs
+	for i := range recs {
+		s.msgs = append(s.msgs, recs[i].Message)
+	}
+	if s.e.cfg.transform != nil {
 		// History may share its data with the store (see
-		// memory.Chat.Messages); a transformer may rewrite requests in
-		// place, so it gets copies.
+		// memory.Chat.Begin); a transformer may rewrite requests in place,
+		// so it gets copies.
 		ownHistory(s.msgs)
 	}
-	return release, nil
+	return nil
+}
+
+// fit is the window's cut of memory's history, once the request is known:
+// what history may use is the window's budget less its Reserve and
+// everything else the request carries (system message, tools, the turn's
+// new messages, the reply). The history in s.msgs loses its oldest
+// messages accordingly. A request that cannot fit fails with an error
+// matching llm.ErrContextTooLong.
+func (s *turnState) fit(next []llm.Message) error {
+	m := s.mem
+	if m.exact {
+		return nil
+	}
+	w := m.chat.Window()
+	if w.MaxTokens > 0 {
+		w.Reserve += s.e.toolTokens(m.counter) + s.clientToolTokens() + tokens.ReplyOverhead
+		for _, msg := range next {
+			w.Reserve += tokens.MessageTokens(m.counter, msg)
+		}
+		if len(s.msgs) > 0 && s.msgs[0].Role == llm.RoleSystem {
+			w.Reserve += tokens.MessageTokens(m.counter, s.msgs[0])
+		}
+	}
+	kept, err := w.Fit(m.log)
+	if err != nil {
+		return fmt.Errorf("ai: %w", err)
+	}
+	if drop := len(m.log) - len(kept); drop > 0 {
+		h := len(s.msgs) - len(m.log) // the system message, if any
+		s.msgs = append(s.msgs[:h], s.msgs[h+drop:]...)
+		m.log = kept
+	}
+	return nil
+}
+
+// clientToolTokens is what the caller's tools cost in a request.
+func (s *turnState) clientToolTokens() int {
+	n := 0
+	for _, c := range s.t.ClientTools {
+		n += tokens.ToolTokens(s.mem.counter, c)
+	}
+	return n
+}
+
+// record is m as memory keeps it, with id.
+func (s *turnState) record(m llm.Message, id string) memory.Record {
+	return memory.Record{ID: id, Message: m, Tokens: tokens.MessageTokens(s.mem.counter, m)}
 }
 
 // ownHistory gives msgs parts, images and tool calls of their own.
@@ -64,8 +169,9 @@ func ownHistory(msgs []llm.Message) {
 	}
 }
 
-// prepare runs steps 2 to 7: system message, retrieval, input guardrails,
-// memory write of the user message, output format, moderation start.
+// prepare runs steps 1 to 7: memory, system message, retrieval, input
+// guardrails, memory write of the user message, output format, moderation
+// start.
 func (s *turnState) prepare(ctx context.Context) error {
 	c, t := s.e.cfg, s.t
 	system := t.System
@@ -73,6 +179,29 @@ func (s *turnState) prepare(ctx context.Context) error {
 		var err error
 		if system, err = c.systemFor(ctx, t.MemoryID); err != nil {
 			return fmt.Errorf("ai: system message for %q: %w", t.MemoryID, err)
+		}
+	}
+	cont := t.Message.Role == "" && t.Message.Parts == nil && t.Message.ToolCalls == nil
+	if !cont && len(t.ToolResults) > 0 {
+		return errors.New("ai: a Turn has a Message or ToolResults, not both")
+	}
+	user := t.Message
+	if user.Role == "" {
+		user.Role = llm.RoleUser
+	}
+	if chat := s.resolveChat(); chat == nil {
+		s.msgs = make([]llm.Message, 0, len(t.History)+len(t.ToolResults)+4)
+		s.msgs = append(s.msgs, t.History...)
+	} else {
+		// The user message is stored with the lease, before the model is
+		// called, when it is known now: no input guardrail may change or
+		// refuse it, and memory keeps it as it came.
+		var first *llm.Message
+		if !cont && len(c.inGuards) == 0 && !c.storeAugmented {
+			first = &user
+		}
+		if err := s.begin(ctx, chat, system, first); err != nil {
+			return err
 		}
 	}
 	newSystem := false
@@ -90,13 +219,13 @@ func (s *turnState) prepare(ctx context.Context) error {
 			newSystem = true
 		}
 	}
-
-	if t.Message.Role == "" && t.Message.Parts == nil && t.Message.ToolCalls == nil {
-		return s.prepareContinue()
+	if newSystem && s.mem != nil {
+		sys := s.msgs[0]
+		s.mem.system = &sys
 	}
-	user := t.Message
-	if user.Role == "" {
-		user.Role = llm.RoleUser
+
+	if cont {
+		return s.prepareContinue(ctx)
 	}
 	original := user
 	if c.augmentor != nil {
@@ -136,16 +265,6 @@ func (s *turnState) prepare(ctx context.Context) error {
 		user = checked
 	}
 
-	stored := original
-	if c.storeAugmented {
-		stored = user
-	}
-	s.out.Messages = append(s.out.Messages, stored)
-	if newSystem {
-		sys := s.msgs[0]
-		s.system = &sys
-	}
-
 	sent := user
 	if err := s.offerTools(); err != nil {
 		return err
@@ -157,6 +276,24 @@ func (s *turnState) prepare(ctx context.Context) error {
 			sent = appendText(user, "\n\n"+o.Instructions)
 		}
 	}
+	stored := original
+	if c.storeAugmented {
+		stored = user
+	}
+	if s.mem != nil {
+		if err := s.fit([]llm.Message{sent}); err != nil {
+			return err
+		}
+		if s.mem.stored == 0 {
+			// Not stored with the lease: now that it passed the guardrails
+			// and fits, before the model is called.
+			if err := s.mem.hold.Append(ctx, s.record(stored, questionID(t.ID))); err != nil {
+				return fmt.Errorf("ai: %w", err)
+			}
+			s.mem.stored = 1
+		}
+	}
+	s.out.Messages = append(s.out.Messages, stored)
 	s.msgs = append(s.msgs, sent)
 	c.params.apply(&s.base)
 	if t.Params != nil {
@@ -171,20 +308,45 @@ func (s *turnState) prepare(ctx context.Context) error {
 
 // prepareContinue prepares a Turn without a Message: the conversation
 // goes on after the caller's tool results, with no user message, retrieval
-// or input guardrails.
-func (s *turnState) prepareContinue() error {
-	if n := len(s.msgs); n == 0 || s.msgs[n-1].Role != llm.RoleTool {
+// or input guardrails. Turn.ToolResults are checked against the calls
+// waiting for them and stored; without them, the conversation must end
+// with the results already.
+func (s *turnState) prepareContinue(ctx context.Context) error {
+	t := s.t
+	results := t.ToolResults
+	if len(results) > 0 {
+		if err := checkToolResults(s.msgs, results); err != nil {
+			return err
+		}
+		if s.mem != nil {
+			recs := s.mem.buf[:0]
+			for i, m := range results {
+				recs = append(recs, s.record(m, resultID(t.ID, i)))
+			}
+			if err := s.mem.hold.Append(ctx, recs...); err != nil {
+				return fmt.Errorf("ai: %w", err)
+			}
+			s.mem.stored = len(results)
+		}
+		s.out.Messages = append(s.out.Messages, results...)
+	} else if n := len(s.msgs); n == 0 || s.msgs[n-1].Role != llm.RoleTool {
 		return errors.New("ai: a Turn without a Message continues a conversation that ends with tool results; this one does not")
 	}
 	if err := s.offerTools(); err != nil {
 		return err
 	}
-	if o := s.t.Output; o != nil && o.Format != nil && s.e.cfg.caps.JSONSchema {
+	if s.mem != nil {
+		if err := s.fit(results); err != nil {
+			return err
+		}
+	}
+	s.msgs = append(s.msgs, results...)
+	if o := t.Output; o != nil && o.Format != nil && s.e.cfg.caps.JSONSchema {
 		s.base.ResponseFormat = o.Format
 	}
 	s.e.cfg.params.apply(&s.base)
-	if s.t.Params != nil {
-		s.t.Params.apply(&s.base)
+	if t.Params != nil {
+		t.Params.apply(&s.base)
 	}
 	return nil
 }
@@ -230,29 +392,58 @@ func appendText(m llm.Message, text string) llm.Message {
 	return m
 }
 
-// persist writes the turn's new messages to memory in one append: a new
-// system message, the user message, the tool rounds and the final answer.
-// After a failure the user message and the completed tool rounds are still
-// written (a final answer never came), also when the caller's context
-// ended, within persistTimeout.
-func (s *turnState) persist(ctx context.Context) error {
-	if s.chat == nil || len(s.out.Messages) == 0 {
+// persist is step 12: it ends the turn's hold on memory, storing what
+// memory does not hold yet — a new system message, the tool rounds and the
+// answer (named Turn.ID) — and releasing the conversation, in one round
+// trip on a memory.TurnStore. After a failure it stores the finished tool
+// rounds and, when the model was answering, the text it had said, marked
+// partial and named Turn.ID; also when the caller's context ended (within
+// a bound of its own, see memory.Hold.End).
+func (s *turnState) persist(ctx context.Context, failed error) error {
+	if s.mem == nil || s.mem.hold == nil {
 		return nil
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-		defer cancel()
+	// The messages stored before (with the lease, or before the model
+	// call) lead Outcome.Messages, once the turn got so far.
+	msgs := s.out.Messages[min(s.mem.stored, len(s.out.Messages)):]
+	n := len(msgs)
+	partial := failed != nil && s.out.Partial
+	if partial {
+		n++
 	}
-	msgs := s.out.Messages
-	if s.system != nil {
-		msgs = append([]llm.Message{*s.system}, msgs...)
+	if n == 0 {
+		return s.end(ctx, nil)
 	}
-	if err := s.chat.Add(ctx, msgs...); err != nil {
+	recs := s.mem.buf[:0]
+	if s.mem.system != nil {
+		recs = append(recs, s.record(*s.mem.system, ""))
+	}
+	answer := -1 // the answer: the last assistant message of a turn that succeeded
+	if failed == nil {
+		for i := range msgs {
+			if msgs[i].Role == llm.RoleAssistant {
+				answer = i
+			}
+		}
+	}
+	for i := range msgs {
+		id := ""
+		if i == answer {
+			id = s.t.ID
+		}
+		recs = append(recs, s.record(msgs[i], id))
+	}
+	if partial {
+		r := s.record(llm.AssistantMessage(s.out.Text), s.t.ID)
+		r.Partial = true
+		recs = append(recs, r)
+	}
+	return s.end(ctx, recs)
+}
+
+func (s *turnState) end(ctx context.Context, recs []memory.Record) error {
+	if err := s.mem.hold.End(ctx, recs...); err != nil {
 		return fmt.Errorf("ai: %w", err)
 	}
 	return nil
 }
-
-// persistTimeout bounds the memory write of a turn whose context ended.
-const persistTimeout = 5 * time.Second

@@ -76,13 +76,19 @@ type Outcome struct {
 	// for tools, and answers rejected by output guardrails or parsing.
 	Intermediate []llm.Response
 	// Messages are the turn's new messages as memory keeps them: the user
-	// message, the tool rounds and the final answer. A caller that keeps
-	// history itself (Turn.History) appends these.
+	// message (or the caller's Turn.ToolResults), the tool rounds and the
+	// final answer. A caller that keeps history itself (Turn.History)
+	// appends these.
 	Messages []llm.Message
 	// Pending are the calls of Turn.ClientTools that ended the turn, for
 	// the caller to run (FinishReason is llm.FinishToolCalls). Message is
 	// the assistant message that made them.
 	Pending []llm.ToolCall
+	// Partial reports a turn that failed while the model was answering:
+	// Text is what the model had said (memory keeps it as an assistant
+	// record marked Partial). Only the outcome of a failed turn is partial
+	// (see [PartialError]).
+	Partial bool
 }
 
 // Result is a typed call's value with the turn's [Outcome]: declare a

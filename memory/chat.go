@@ -103,6 +103,10 @@ func (c *Chat) Window() Window {
 	return c.window
 }
 
+// Counter returns the counter of the records' Tokens, the unit of the
+// window's MaxTokens.
+func (c *Chat) Counter() tokens.Counter { return c.counter }
+
 // Messages appends to dst the messages that fit the window, system message
 // first, oldest first, and returns the extended slice.
 //

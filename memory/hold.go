@@ -2,9 +2,12 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/weftlabs/weft/llm"
 )
 
 // Begin starts a turn on the conversation. It waits until no other turn
@@ -37,7 +40,20 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 	h := &Hold{c: c}
 	var recs []Record
 	var err error
-	if ts, ok := c.store.(TurnStore); ok {
+	if m, ok := c.store.(*InMemory); ok {
+		// In process: the hold ends the lock itself, without a closure.
+		if err = ctx.Err(); err == nil {
+			h.mem = m
+			if h.grant, h.gen, err = m.locks.take(ctx, c.key, c.lease.Owner); err == nil {
+				m.begin(c.key, first, func(cv *conversation) error {
+					if cv != nil {
+						recs = m.loadLocked(c.key, w.storeWindow())
+					}
+					return nil
+				})
+			}
+		}
+	} else if ts, ok := c.store.(TurnStore); ok {
 		recs, h.end, err = ts.Begin(ctx, c.key, c.lease, w.storeWindow(), first)
 	} else {
 		recs, err = c.begin(ctx, h, w, first)
@@ -46,6 +62,53 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 		return nil, nil, fmt.Errorf("memory: begin a turn on %s: %w", c.key.Session, err)
 	}
 	return h, exclude(recs, first), nil
+}
+
+// BeginMessages is [Chat.Begin] for a caller that needs the window's
+// messages and no room in it beyond its own Reserve: it appends to dst the
+// messages the window keeps, cut exactly by [Window.Fit], system message
+// first, and returns the extended slice. Over an [InMemory] store it copies
+// no record: the messages share their data with the store, and must be
+// treated as read-only. The turn ends with [Hold.End].
+func (c *Chat) BeginMessages(ctx context.Context, dst []llm.Message, first ...Record) (*Hold, []llm.Message, error) {
+	m, ok := c.store.(*InMemory)
+	if !ok {
+		h, recs, err := c.Begin(ctx, first...)
+		if err != nil {
+			return nil, dst, err
+		}
+		kept, err := c.Window().Fit(recs)
+		if err != nil {
+			// Nothing of the turn was stored but first; the turn ends here.
+			return nil, dst, errors.Join(err, h.End(ctx))
+		}
+		for i := range kept {
+			dst = append(dst, kept[i].Message)
+		}
+		return h, dst, nil
+	}
+	w := c.Window()
+	if _, err := w.budget(); err != nil {
+		return nil, dst, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, dst, fmt.Errorf("memory: begin a turn on %s: %w", c.key.Session, err)
+	}
+	if c.lease.Wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.lease.Wait)
+		defer cancel()
+	}
+	g, gen, err := m.locks.take(ctx, c.key, c.lease.Owner)
+	if err != nil {
+		return nil, dst, fmt.Errorf("memory: begin a turn on %s: %w", c.key.Session, err)
+	}
+	n := len(dst)
+	if dst, err = m.beginMessages(c.key, w, first, dst); err != nil {
+		m.locks.end(c.key, g, gen)
+		return nil, dst[:n], err
+	}
+	return &Hold{c: c, mem: m, grant: g, gen: gen}, dst, nil
 }
 
 // begin is Begin over a store that is not a TurnStore.
@@ -111,8 +174,13 @@ func appendLast(ctx context.Context, s Store, key Key, recs []Record) (int64, er
 // and its lease is renewed while it is held. Its methods are safe for
 // concurrent use.
 type Hold struct {
-	c   *Chat
-	end func(ctx context.Context, recs []Record) (int64, error)
+	c *Chat
+	// end ends the turn on a shared store; an InMemory's turn is ended by
+	// mem, with the lock's grant and holding.
+	end   func(ctx context.Context, recs []Record) (int64, error)
+	mem   *InMemory
+	grant *grant
+	gen   uint64
 
 	mu    sync.Mutex
 	ended bool
@@ -157,9 +225,14 @@ func (h *Hold) End(ctx context.Context, recs ...Record) error {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
 		defer cancel()
 	}
-	last, err := h.end(ctx, recs)
-	if err != nil {
-		return fmt.Errorf("memory: end the turn on %s: %w", h.c.key.Session, err)
+	var last int64
+	if h.mem != nil {
+		last = h.mem.end(h.c.key, h.grant, h.gen, recs)
+	} else {
+		var err error
+		if last, err = h.end(ctx, recs); err != nil {
+			return fmt.Errorf("memory: end the turn on %s: %w", h.c.key.Session, err)
+		}
 	}
 	if last = max(last, h.last); last > 0 {
 		return h.c.trimTo(ctx, last)

@@ -221,28 +221,80 @@ func (m *InMemory) Begin(ctx context.Context, key Key, l Lease, w Window, first 
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("memory: begin %s: %w", key.String(), err)
 	}
-	release, err := m.locks.lock(ctx, key, l.Owner)
+	g, gen, err := m.locks.take(ctx, key, l.Owner)
 	if err != nil {
 		return nil, nil, err
 	}
+	var recs []Record
+	m.begin(key, first, func(c *conversation) error {
+		if c != nil {
+			recs = m.loadLocked(key, w)
+		}
+		return nil
+	})
+	return recs, func(ctx context.Context, recs []Record) (int64, error) {
+		return m.end(key, g, gen, recs), nil
+	}, nil
+}
+
+// begin runs read on key's conversation (nil when there is none) and then,
+// unless read fails, appends first: both under one lock of the store, so
+// that what read sees is what was there before first.
+func (m *InMemory) begin(key Key, first []Record, read func(c *conversation) error) error {
 	var buf [4]Record
 	in := append(buf[:0], first...)
 	ownMessages(in)
 	now := time.Now().UTC().Round(0)
 	m.mu.Lock()
-	recs := m.loadLocked(key, w)
+	defer m.mu.Unlock()
+	if err := read(m.convs[key]); err != nil {
+		return err
+	}
 	if len(in) > 0 {
 		m.addLocked(key, in, nil, now)
 	}
-	m.mu.Unlock()
-	return recs, func(ctx context.Context, recs []Record) (int64, error) {
-		defer release()
-		if len(recs) == 0 {
-			return 0, nil
+	return nil
+}
+
+// beginMessages is begin for [Chat.BeginMessages]: it appends to dst the
+// messages w keeps, cut exactly as [Window.Fit] cuts them and sharing
+// their data with the store, without the records that have the id of one
+// of first, then appends first.
+func (m *InMemory) beginMessages(key Key, w Window, first []Record, dst []llm.Message) ([]llm.Message, error) {
+	err := m.begin(key, first, func(c *conversation) error {
+		if c == nil {
+			// An empty conversation still fails a window whose Reserve
+			// does not fit.
+			_, err := w.start(nil, nil)
+			return err
 		}
-		var buf [8]Record
-		return m.add(key, append(buf[:0], recs...), nil), nil
-	}, nil
+		log := c.log[windowStart(len(c.log), w.storeWindow(), func(i int) int { return c.log[i].Tokens }):]
+		start, err := w.start(c.sys, log)
+		if err != nil {
+			return err
+		}
+		if c.sys != nil {
+			dst = append(dst, c.sys.Message)
+		}
+		for i := start; i < len(log); i++ {
+			if !hasID(first, log[i].ID) {
+				dst = append(dst, log[i].Message)
+			}
+		}
+		return nil
+	})
+	return dst, err
+}
+
+// end appends a turn's last records, releases its lock (grant g, holding
+// gen), and returns the greatest Seq among the records.
+func (m *InMemory) end(key Key, g *grant, gen uint64, recs []Record) int64 {
+	defer m.locks.end(key, g, gen)
+	if len(recs) == 0 {
+		return 0
+	}
+	var buf [8]Record
+	return m.add(key, append(buf[:0], recs...), nil)
 }
 
 // LoadMessages implements [MessageStore]: the messages share their data

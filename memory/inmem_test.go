@@ -28,3 +28,23 @@ func TestChatBeginWithoutTurnStore(t *testing.T) {
 		return turnlessStore{m, m, m, m}
 	})
 }
+
+// turnStore is an InMemory seen only through its interfaces: a Chat over
+// it holds turns with InMemory's TurnStore methods (a Chat over an
+// InMemory itself takes a path without closures).
+type turnStore struct {
+	memory.Store
+	memory.Locker
+	memory.Lister
+	memory.Trimmer
+	memory.TurnStore
+}
+
+// TestInMemoryTurnStore runs the contract suite through InMemory's
+// TurnStore methods.
+func TestInMemoryTurnStore(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Store {
+		m := memory.NewInMemory()
+		return turnStore{m, m, m, m, m}
+	})
+}

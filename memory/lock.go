@@ -28,8 +28,19 @@ type grant struct {
 	ended chan struct{}
 }
 
-// lock waits until key is free or ctx ends, and takes it for owner.
+// lock waits until key is free or ctx ends, takes it for owner, and
+// returns the function that releases it.
 func (l *locks) lock(ctx context.Context, key Key, owner string) (func(), error) {
+	g, gen, err := l.take(ctx, key, owner)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.end(key, g, gen) }, nil
+}
+
+// take waits until key is free or ctx ends, and takes it for owner:
+// l.end(key, g, gen) releases it.
+func (l *locks) take(ctx context.Context, key Key, owner string) (g *grant, gen uint64, err error) {
 	for {
 		l.mu.Lock()
 		g := l.m[key]
@@ -45,7 +56,7 @@ func (l *locks) lock(ctx context.Context, key Key, owner string) (func(), error)
 			g.gen++
 			gen := g.gen
 			l.mu.Unlock()
-			return func() { l.end(key, g, gen) }, nil
+			return g, gen, nil
 		}
 		if g.ended == nil {
 			g.ended = make(chan struct{})
@@ -55,7 +66,7 @@ func (l *locks) lock(ctx context.Context, key Key, owner string) (func(), error)
 		select {
 		case <-ended:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %s: %w", ErrLockTimeout, key.String(), ctx.Err())
+			return nil, 0, fmt.Errorf("%w: %s: %w", ErrLockTimeout, key.String(), ctx.Err())
 		}
 	}
 }

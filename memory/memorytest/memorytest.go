@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"LockDrop", testLockDrop},
 		{"LeaseRenewed", testLeaseRenewed},
 		{"Begin", testBegin},
+		{"BeginMessages", testBeginMessages},
 		{"BeginBusy", testBeginBusy},
 		{"BeginDropped", testBeginDropped},
 		{"BeginRenewed", testBeginRenewed},

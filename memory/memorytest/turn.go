@@ -126,6 +126,58 @@ func testBegin(t *testing.T, s memory.Store) {
 	}
 }
 
+// testBeginMessages checks that BeginMessages appends the messages the
+// window keeps, cut exactly, and stores the first records as Begin does.
+func testBeginMessages(t *testing.T, s memory.Store) {
+	recs := []memory.Record{{Message: llm.SystemMessage("sys"), Tokens: 2}}
+	for i, tok := range []int{5, 3, 8, 2, 4} {
+		recs = append(recs, user("m"+string(rune('1'+i)), tok))
+	}
+	// A tool round whose call the window drops: its result goes too.
+	recs = append(recs,
+		memory.Record{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}}, Tokens: 3},
+		memory.Record{Message: llm.ToolResultMessage("c", "f", "ok", false), Tokens: 1},
+		user("m6", 1))
+	for _, tt := range []struct {
+		w    memory.Window
+		want []string
+	}{
+		{memory.Window{MaxMessages: 2}, []string{"sys", "m6"}},
+		{memory.Window{MaxMessages: 3}, []string{"sys", "", "ok", "m6"}},
+		{memory.Window{MaxTokens: 12}, []string{"sys", "m5", "", "ok", "m6"}},
+		{memory.Window{MaxTokens: 20, Reserve: 10}, []string{"sys", "", "ok", "m6"}},
+	} {
+		k := newKey("begin-messages")
+		mustAppend(t, s, k, recs...)
+		c := memory.NewChat(s, k, tt.w, memory.KeepAll())
+		dst := []llm.Message{llm.UserMessage("kept")}
+		h, got, err := c.BeginMessages(ctxFor(t), dst, rec("", "q", 1))
+		if err != nil {
+			t.Fatalf("BeginMessages(%+v): %v", tt.w, err)
+		}
+		mustEnd(t, h)
+		var texts []string
+		for _, m := range got[1:] {
+			texts = append(texts, m.Text())
+		}
+		if got[0].Text() != "kept" || !reflect.DeepEqual(texts, tt.want) {
+			t.Errorf("BeginMessages(%+v) = %q after %q, want %q", tt.w, texts, got[0].Text(), tt.want)
+		}
+		all := mustLoad(t, s, k, memory.Window{})
+		if last := all[len(all)-1]; last.Message.Text() != "q" {
+			t.Fatalf("BeginMessages did not store its first record: the last is %q", last.Message.Text())
+		}
+	}
+	k := newKey("begin-messages")
+	mustAppend(t, s, k, recs...)
+	c := memory.NewChat(s, k, memory.Window{MaxTokens: 10, Reserve: 9})
+	if _, _, err := c.BeginMessages(ctxFor(t), nil); !errors.Is(err, llm.ErrContextTooLong) {
+		t.Fatalf("BeginMessages with a stored system record over the budget: err = %v, want ErrContextTooLong", err)
+	}
+	next, _ := mustBegin(t, c) // the refused turn released the conversation
+	mustEnd(t, next)
+}
+
 // testBeginBusy checks that a held conversation makes other turns wait:
 // until Lease.Wait (storing nothing), or until the holder ends, after which
 // the waiter sees the holder's last records.

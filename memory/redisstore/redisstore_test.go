@@ -18,10 +18,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/memory/memorytest"
 	"github.com/weftlabs/weft/memory/redisstore"
+	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/tool"
 )
 
 const (
@@ -441,5 +444,68 @@ func TestTokenWindowAfterTrim(t *testing.T) {
 		if !slices.Equal(texts, want) {
 			t.Errorf("Load(%+v) = %q, want %q", w, texts, want)
 		}
+	}
+}
+
+// TestEngineTurnRoundTrips counts the Redis round trips of a turn the
+// engine owns, with a tool round: two, one to begin (the lease, the window
+// and the user message) and one to end (the tool round, the answer and the
+// release); a chat that trims what fell out of its window adds the trim.
+func TestEngineTurnRoundTrips(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, redisURL(t))
+	var c counter
+	client.AddHook(&c)
+	s := newStore(t, client, newPrefix(t, client))
+	weather := tool.Func("weather", "Current weather of a city.", func(ctx context.Context, in struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "21 degrees in " + in.City, nil
+	})
+	// A tool call for the question, the answer after the tool's result.
+	model := scripted.New(scripted.Rule{Respond: func(req *llm.Request) (*llm.Response, error) {
+		if req.Messages[len(req.Messages)-1].Role == llm.RoleUser {
+			call := llm.ToolCall{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}
+			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}, FinishReason: llm.FinishToolCalls}, nil
+		}
+		return &llm.Response{Message: llm.AssistantMessage("It is 21 degrees.")}, nil
+	}})
+	eng, err := ai.NewEngine(model, ai.Tools(weather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	lease := memory.WithLease(memory.Lease{Owner: "roundtrips"})
+	for _, tt := range []struct {
+		name string
+		chat *memory.Chat
+		want int64
+	}{
+		{"token window", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "tokens"}, memory.Window{MaxTokens: 8000, Reserve: 1000}, lease, memory.KeepAll()), 2},
+		{"message window", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "messages"}, memory.Window{MaxMessages: 20}, lease, memory.KeepAll()), 2},
+		{"message window, trimmed", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "trimmed"}, memory.Window{MaxMessages: 2}, lease), 3},
+	} {
+		for i := range 3 { // the first turn loads the scripts
+			c.n.Store(0)
+			turn := ai.Turn{ID: fmt.Sprint("turn-", i), System: "Be brief.", Memory: tt.chat, Message: llm.UserMessage("weather in Paris?")}
+			out, err := eng.Do(ctx, turn)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if len(out.ToolExecutions) != 1 {
+				t.Fatalf("%s: %d tool calls, want 1", tt.name, len(out.ToolExecutions))
+			}
+			if n := c.n.Load(); i > 0 && n != tt.want {
+				t.Errorf("%s: turn %d took %d round trips, want %d", tt.name, i, n, tt.want)
+			}
+		}
+	}
+	recs, err := s.Load(ctx, memory.Key{Tenant: "t", Agent: "a", Session: "tokens"}, memory.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The system message, then per turn the question, the tool round and the answer.
+	if len(recs) != 1+3*4 || recs[1].ID != "turn-0-q" || recs[4].ID != "turn-0" {
+		t.Errorf("stored %d records (ids %q, %q), want 13", len(recs), recs[1].ID, recs[4].ID)
 	}
 }
