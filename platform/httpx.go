@@ -52,8 +52,11 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
+// errorf makes an API error. Every error message the API answers is made
+// here, so its text passes through the process's redactor here, once for
+// every transport (see processSecrets).
 func errorf(status int, code, format string, args ...any) *apiError {
-	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &apiError{Status: status, Code: code, Message: processSecrets.Text(fmt.Sprintf(format, args...))}
 }
 
 // nameTaken is the 409 of a create or rename to a name the tenant already

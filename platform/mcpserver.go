@@ -632,7 +632,7 @@ func answerResult(ans *api.ChatAnswer) *mcp.CallToolResult {
 
 // toolError is a failed tool call, for the client's model to read.
 func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: processSecrets.Text(msg)}}, IsError: true}
 }
 
 // close cancels the running calls and closes every session.

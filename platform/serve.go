@@ -162,9 +162,11 @@ func DetectDefaultModel(getenv func(string) string) (spec string, ok bool) {
 // a terminal event, saves partial answers, and returns within the shutdown
 // timeout.
 //
-// A URL or DSN in the error it returns has its password masked.
+// A URL or DSN in the error it returns has its password masked, and the
+// process's secrets (API keys, the admin key) are removed from it as from
+// every log line.
 func Run(ctx context.Context, o Options) error {
-	return redact.Error(run(ctx, o))
+	return processSecrets.Error(run(ctx, o))
 }
 
 func run(ctx context.Context, o Options) error {
@@ -183,7 +185,11 @@ func run(ctx context.Context, o Options) error {
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
-	log := o.Logger
+	// The process's secrets are known before anything is logged.
+	addEnvSecrets(o.Getenv)
+	processSecrets.Add(o.AdminKey)
+	addConfigSecrets(o.Config, config.Env{Getenv: o.Getenv})
+	log := slog.New(processSecrets.Handler(o.Logger.Handler()))
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

@@ -115,6 +115,13 @@ type Config struct {
 	// names the Host each request was addressed to; request headers such
 	// as X-Forwarded-Proto are never trusted.
 	PublicURL string
+	// Secrets are more values the server removes from every error it
+	// answers and every line it logs, with the API keys in the environment
+	// (OPENAI_API_KEY, …), WEFT_ADMIN_KEY, WEFT_SECRET_KEY and the variables
+	// WEFT_ENV_SECRETS_ALLOW lists, which it reads through Getenv: the keys
+	// an OpenModel of the embedder's holds, say. weft serve adds the
+	// configuration file's provider keys and secrets.
+	Secrets []string
 	// WorkflowLease is how long a workflow run's owner holds it without
 	// renewing (default DefaultWorkflowLease): after an owner dies, another
 	// replica (or the restarted one) resumes its runs within about this
@@ -214,6 +221,10 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.PublicURL = u
 	}
+	addEnvSecrets(cfg.Getenv)
+	addKeySecret(cfg.SecretKey)
+	processSecrets.Add(cfg.Secrets...)
+	cfg.Logger = slog.New(processSecrets.Handler(cfg.Logger.Handler()))
 	s := &Server{
 		cfg:      cfg,
 		meta:     cfg.Meta,

@@ -120,7 +120,7 @@ var secretPatterns = regexp.MustCompile(`wk_[A-Za-z0-9_]{8,}|(?i:bearer)\s+[A-Za
 // scrub redacts secrets from a text kept in a trace (URL passwords as the
 // logs do, and credential-shaped tokens) and bounds its length.
 func scrub(s string) string {
-	s = secretPatterns.ReplaceAllString(redact.URLs(s), redact.Mask)
+	s = secretPatterns.ReplaceAllString(processSecrets.Text(s), redact.Mask)
 	if len(s) > maxTraceText {
 		cut := maxTraceText
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

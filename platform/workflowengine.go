@@ -150,7 +150,7 @@ func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed
 	var outputs map[string]any
 	for ev, err := range eng.Run(ctx, def, inputs, workflow.WithRunID(run.ID), workflow.WithCheckpointer(cp)) {
 		if err != nil {
-			return nil, errors.New(red.redact(err.Error()))
+			return nil, errors.New(red.redactError(err.Error()))
 		}
 		switch ev.Type {
 		case workflow.WorkflowStarted:
@@ -199,7 +199,7 @@ func eventJSON(run meta.WorkflowRun, ev workflow.Event, red *runSecrets) map[str
 		out["usage"] = ev.Usage
 		out["latency_ms"] = ev.Latency.Milliseconds()
 		if ev.Error != "" {
-			out["error"] = red.redact(ev.Error)
+			out["error"] = red.redactError(ev.Error)
 		}
 		if ev.Attempts > 1 {
 			out["attempts"] = ev.Attempts
@@ -239,6 +239,12 @@ func (r *runSecrets) redact(s string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.red.Redact(s)
+}
+
+// redactError is an error's text without the run's secret values and the
+// process's (see processSecrets).
+func (r *runSecrets) redactError(s string) string {
+	return processSecrets.Text(r.redact(s))
 }
 
 // redactJSON is v as JSON with the run's secret values replaced.
@@ -288,7 +294,7 @@ func (c *runCheckpointer) Completed(ctx context.Context, runID string) ([]workfl
 // are redacted from what is stored: the history never shows them, and a
 // resumed run's later nodes see them redacted.
 func (c *runCheckpointer) Save(ctx context.Context, runID string, cp workflow.Checkpoint) error {
-	rec := meta.WorkflowCheckpoint{Key: cp.Key, NodeID: cp.NodeID, Error: c.red.redact(cp.Error), StartedAt: cp.Started, FinishedAt: cp.Finished}
+	rec := meta.WorkflowCheckpoint{Key: cp.Key, NodeID: cp.NodeID, Error: c.red.redactError(cp.Error), StartedAt: cp.Started, FinishedAt: cp.Finished}
 	if cp.Outputs != nil {
 		rec.Outputs = redactJSON(c.red, cp.Outputs)
 	}
