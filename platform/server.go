@@ -399,12 +399,17 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 }
 
 // ServeHTTP implements http.Handler: request ids, panic recovery, logs.
+// Every answer says nosniff: a browser takes it as the Content-Type it
+// names (JSON, an SSE stream, the console's assets), never as HTML it
+// guessed from a tenant's text.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rid := r.Header.Get("X-Request-Id")
 	if rid == "" || len(rid) > 128 {
 		rid = meta.NewID("req")
 	}
-	w.Header().Set("X-Request-Id", rid)
+	h := w.Header()
+	h.Set("X-Request-Id", rid)
+	h.Set("X-Content-Type-Options", "nosniff")
 	ctx := context.WithValue(r.Context(), requestIDKey{}, rid)
 	defer func() {
 		if v := recover(); v != nil {
