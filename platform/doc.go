@@ -9,11 +9,11 @@
 // session.
 //
 // Timeouts: an agent's "timeouts" object ({first_token_ms, idle_ms,
-// turn_ms}; defaults 60000, 30000 and 300000) bounds its turns. A streamed
-// model answer must begin within first_token_ms and may not pause longer
-// than idle_ms between chunks; the whole turn (model calls, tools,
-// delegations) must end within turn_ms. A blocking chat calls the model
-// without streaming, so only turn_ms applies to it. A turn that times out
-// ends with model_error and a message that says timeout; the user's
-// message and any partial answer are kept.
+// turn_ms}; defaults 60000, 30000 and 300000) bounds its turns. Each model
+// call's answer must begin within first_token_ms (its retries included)
+// and may not pause longer than idle_ms between chunks; the whole turn
+// (model calls, tools, delegations) must end within turn_ms. A blocking
+// chat calls the model streaming too, so the same limits apply to it. A
+// turn that times out ends with model_error and a message that says
+// timeout; the user's message and any partial answer are kept.
 package platform

@@ -2,6 +2,8 @@ package platform
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"sync"
@@ -101,11 +103,73 @@ func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.To
 }
 
 // agentModel is model with the agent's stall timeouts. (Its turn deadline
-// bounds the turn's context; see runTurn.)
-func agentModel(a meta.Agent, model *llm.Model) *llm.Model {
+// bounds the turn's context; see runTurn.) The first-token limit bounds
+// each model call as a whole — its retries included — rather than each
+// attempt: llm retries a stalled attempt, so a per-attempt limit of 5 s
+// with two retries let a model that never answers hold a turn for three
+// limits and the backoff between them (a turn_ms of 15 s ended it first).
+func agentModel(a meta.Agent, model *llm.Model) llm.ChatModel {
 	t := a.Timeouts
 	t.Defaults()
-	return model.With(llm.WithStallTimeouts(time.Duration(t.FirstTokenMS)*time.Millisecond, time.Duration(t.IdleMS)*time.Millisecond))
+	m := model.With(llm.WithStallTimeouts(0, time.Duration(t.IdleMS)*time.Millisecond))
+	if t.FirstTokenMS <= 0 {
+		return m
+	}
+	return &firstTokenModel{Model: m, limit: time.Duration(t.FirstTokenMS) * time.Millisecond}
+}
+
+// firstTokenModel is a model whose streams end with an llm.ErrTimeout
+// error when no content (text, reasoning or a tool call) has come within
+// limit of the call's start, however many attempts the model made.
+type firstTokenModel struct {
+	*llm.Model
+	limit time.Duration
+}
+
+// firstTokenTimeout ends a call whose first token is late.
+type firstTokenTimeout struct{ limit time.Duration }
+
+func (e *firstTokenTimeout) Error() string {
+	return fmt.Sprintf("no first token within %v (the agent's timeouts.first_token_ms)", e.limit)
+}
+
+// Stream streams m's answer, ended when its first content is late.
+func (m *firstTokenModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		var mu sync.Mutex
+		started := false // under mu, for the timer
+		begun := false   // started, as this goroutine knows it
+		timer := time.AfterFunc(m.limit, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !started {
+				cancel(&firstTokenTimeout{m.limit})
+			}
+		})
+		defer timer.Stop()
+		for c, err := range m.Model.Stream(ctx, req) {
+			if err != nil {
+				var late *firstTokenTimeout
+				if errors.As(context.Cause(ctx), &late) {
+					err = &llm.Error{Kind: llm.ErrTimeout, Message: late.Error()}
+				}
+				yield(c, err)
+				return
+			}
+			if !begun && c.Type != llm.ChunkMeta {
+				begun = true
+				mu.Lock()
+				started = true
+				mu.Unlock()
+				timer.Stop()
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
 }
 
 func agentParams(a meta.Agent) ai.Params {

@@ -139,3 +139,32 @@ func TestChatStallTimeoutsBlocking(t *testing.T) {
 		})
 	}
 }
+
+// The first-token limit bounds a model call, its retries included: a model
+// that never sends its first token ends a blocking turn once the limit has
+// passed, after one request, though the model retries failed attempts
+// (before, each attempt had the whole limit: with two retries a 5 s limit
+// held a turn past a 15 s turn_ms).
+func TestFirstTokenLimitSpansRetries(t *testing.T) {
+	hung := llmtest.Turn{Text: "never", ChunkDelay: time.Hour}
+	srv := llmtest.NewServer(hung, hung, hung)
+	defer srv.Close()
+	e := newEnv(t, nil, func(c *Config) {
+		c.OpenModel = func(spec string) (*llm.Model, error) {
+			d, err := openai.New(openai.WithBaseURL(srv.URL()), openai.WithAPIKey("sk-test"),
+				openai.WithModel("gpt-test"), openai.WithHTTPClient(srv.Client()))
+			if err != nil {
+				return nil, err
+			}
+			return llm.New(d, llm.WithRetries(2), llm.WithBackoff(time.Millisecond, time.Millisecond)), nil
+		}
+	})
+	a := e.createAgent(e.admin, map[string]any{"name": "hung", "timeouts": map[string]any{"first_token_ms": 200, "turn_ms": 60_000}})
+	eb := e.wantError(e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "hello?"}, nil), http.StatusBadGateway, CodeModelError)
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("the model was asked %d times; the first-token limit ends the call, retries included", n)
+	}
+	if !strings.Contains(eb.Error.Message, "no first token within 200ms") || !strings.Contains(eb.Error.Message, "first_token_ms") {
+		t.Fatalf("message %q, want the first-token limit", eb.Error.Message)
+	}
+}

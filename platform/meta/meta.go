@@ -70,8 +70,8 @@ type Remote struct {
 // Timeouts bound an agent's turns, in milliseconds. Zero means the
 // default (see [Agent.Defaults]).
 type Timeouts struct {
-	// FirstTokenMS bounds the wait for a streamed model answer's first
-	// token.
+	// FirstTokenMS bounds the wait for the first token of each model
+	// call's answer, the call's retries included.
 	FirstTokenMS int `json:"first_token_ms"`
 	// IdleMS bounds the silence between two chunks of a streamed answer.
 	IdleMS int `json:"idle_ms"`
