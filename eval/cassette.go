@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -119,8 +120,11 @@ func (c *Cassettes) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if c.cur == nil && c.err == nil {
 		r, err := llmtest.NewRecorder(c.path, c.mode, c.next)
-		if err != nil {
-			c.err = fmt.Errorf("no cassette at %s: record one with --record (%w)", c.path, err)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			c.err = fmt.Errorf("no cassette at %s: record one with --record", c.path)
+		case err != nil:
+			c.err = fmt.Errorf("cassette %s: %w", c.path, err)
 		}
 		c.cur = r
 	}

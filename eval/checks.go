@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -370,13 +371,33 @@ func trajectory(calls []ToolCall) string {
 	return strings.Join(parts, " → ")
 }
 
-// citationsCheck checks that each expected document (by name or id) is
-// among the retrieved fragments.
-func citationsCheck(want []string, got []Citation) Check {
+var citeMarker = regexp.MustCompile(`\[(\d{1,3})\]`)
+
+// citationsCheck checks that the answer cites each expected document (by
+// name or id). An answer that cites by number ("[2]", the numbering of the
+// retrieved fragments the model was given) must cite a fragment of each;
+// an answer without such markers must have each among its retrieved
+// fragments.
+func citationsCheck(want []string, got []Citation, text string) Check {
+	cited := got
+	markers := false
+	if ms := citeMarker.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+		cited = nil
+		for _, m := range ms {
+			n, _ := strconv.Atoi(m[1])
+			if n >= 1 && n <= len(got) {
+				markers = true
+				cited = append(cited, got[n-1])
+			}
+		}
+		if !markers {
+			cited = got
+		}
+	}
 	var missing []string
 	found := 0
 	for _, w := range want {
-		hit := slices.ContainsFunc(got, func(c Citation) bool {
+		hit := slices.ContainsFunc(cited, func(c Citation) bool {
 			return strings.EqualFold(c.Document, w) || c.DocumentID == w
 		})
 		if hit {
@@ -386,7 +407,7 @@ func citationsCheck(want []string, got []Citation) Check {
 		}
 	}
 	var names []string
-	for _, c := range got {
+	for _, c := range cited {
 		if !slices.Contains(names, c.Document) {
 			names = append(names, c.Document)
 		}
@@ -394,7 +415,11 @@ func citationsCheck(want []string, got []Citation) Check {
 	score := float64(found) / float64(len(want))
 	c := scored("citations", score, 1, strings.Join(want, ", "), strings.Join(names, ", "), "")
 	if !c.Pass {
-		c.Reason = "not cited: " + strings.Join(missing, ", ")
+		if markers {
+			c.Reason = "the answer's [n] markers do not cite: " + strings.Join(missing, ", ")
+		} else {
+			c.Reason = "not among the retrieved documents: " + strings.Join(missing, ", ")
+		}
 	}
 	return c
 }

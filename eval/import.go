@@ -219,7 +219,7 @@ func (im *importer) adk(root map[string]any) (*Suite, error) {
 		return nil, err
 	}
 	id, _ := pick(root, "eval_set_id")
-	s := &Suite{Name: cmpOr(str(id), strings.TrimSuffix(filepath.Base(im.path), ".json")), Path: im.path, Format: "adk", lines: im.lines}
+	s := &Suite{Name: cmpOr(str(id), strings.TrimSuffix(filepath.Base(im.path), ".json")), Path: im.path, Format: "adk", lines: map[string]int{"": 1}}
 	if n, _ := pick(root, "name"); str(n) != "" {
 		s.Name = str(n)
 	}
@@ -234,6 +234,7 @@ func (im *importer) adk(root map[string]any) (*Suite, error) {
 		cm := obj(cv)
 		eid, _ := pick(cm, "eval_id")
 		c := Case{ID: str(eid)}
+		s.lines[fmt.Sprintf("/cases/%d", i)] = lineOf(im.lines, at)
 		if si, _ := pick(cm, "session_input"); si != nil {
 			app, _ := pick(obj(si), "app_name")
 			c.Agent = str(app)
@@ -241,9 +242,10 @@ func (im *importer) adk(root map[string]any) (*Suite, error) {
 		if v, sk := pick(cm, "conversation_scenario"); v != nil {
 			return nil, im.errorf(at+"/"+sk, "simulated conversations (a user simulator) are not supported")
 		}
-		conv, _ := pick(cm, "conversation")
-		for _, iv := range list(conv) {
+		conv, ckey := pick(cm, "conversation")
+		for j, iv := range list(conv) {
 			inv := obj(iv)
+			s.lines[fmt.Sprintf("/cases/%d/turns/%d", i, j)] = lineOf(im.lines, fmt.Sprintf("%s/%s/%d", at, ckey, j))
 			uc, _ := pick(inv, "user_content")
 			fr, _ := pick(inv, "final_response")
 			var calls []ExpectedCall
@@ -406,7 +408,7 @@ func (im *importer) trpc(root map[string]any, metricsPath string) (*Suite, error
 	if mv != nil && list(mv) == nil {
 		return nil, &Error{File: metricsPath, Line: 1, Message: "a metrics file is a JSON array of metrics"}
 	}
-	s := &Suite{Name: cmpOr(str(root["evalSetId"]), strings.TrimSuffix(filepath.Base(im.path), ".evalset.json")), Path: im.path, Format: "trpc", lines: im.lines}
+	s := &Suite{Name: cmpOr(str(root["evalSetId"]), strings.TrimSuffix(filepath.Base(im.path), ".evalset.json")), Path: im.path, Format: "trpc", lines: map[string]int{"": 1}}
 	if n := str(root["name"]); n != "" {
 		s.Name = n
 	}
@@ -423,6 +425,7 @@ func (im *importer) trpc(root map[string]any, metricsPath string) (*Suite, error
 			return nil, im.errorf(at+"/evalMode", "evalMode %q is not supported (Weft runs the agent)", mode)
 		}
 		c := Case{ID: str(cm["evalId"]), Agent: str(obj(cm["sessionInput"])["appName"])}
+		s.lines[fmt.Sprintf("/cases/%d", i)] = lineOf(im.lines, at)
 		caseRubrics := map[string][]string{}
 		for _, r := range list(cm["rubrics"]) {
 			rm := obj(r)
@@ -431,6 +434,7 @@ func (im *importer) trpc(root map[string]any, metricsPath string) (*Suite, error
 		for j, iv := range list(cm["conversation"]) {
 			inv := obj(iv)
 			iat := fmt.Sprintf("%s/conversation/%d", at, j)
+			s.lines[fmt.Sprintf("/cases/%d/turns/%d", i, j)] = lineOf(im.lines, iat)
 			var calls []ExpectedCall
 			for _, t := range list(inv["tools"]) {
 				tm := obj(t)

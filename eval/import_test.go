@@ -51,6 +51,10 @@ func TestImportADK(t *testing.T) {
 			t.Errorf("%s", failure(&c))
 		}
 	}
+	// An unknown agent is named at its case's line.
+	if _, err := Run(t.Context(), tgt, s); err == nil || !strings.Contains(err.Error(), `lights.evalset.json:6: cases[0].agent: unknown agent "home"`) {
+		t.Errorf("unknown agent: %v", err)
+	}
 	// --agent names the Weft agent.
 	s, err = LoadAs("testdata/adk/lights.evalset.json", "lights-agent")
 	if err != nil || s.Agent != "lights-agent" || s.Cases[0].Agent != "" {

@@ -70,7 +70,7 @@ summary{cursor:pointer}pre{white-space:pre-wrap;word-break:break-word;background
 {{if .ToolCalls}}<p><b>Trajectory</b></p><table><tr><th>tool</th><th>arguments</th><th>result</th></tr>{{range .ToolCalls}}<tr><td>{{.Name}}</td><td><pre>{{printf "%s" .Arguments}}</pre></td><td><pre>{{if .Error}}error: {{.Error}}{{else}}{{.Result}}{{end}}</pre></td></tr>{{end}}</table>{{end}}
 {{if .Citations}}<p><b>Retrieved</b>: {{range $k, $f := .Citations}}{{if $k}}, {{end}}{{$f.Document}}{{end}}</p>{{end}}{{end}}
 {{if $t.Checks}}<table><tr><th>check</th><th>result</th><th>score</th><th>expected</th><th>actual</th><th>reason</th></tr>
-{{range $t.Checks}}<tr><td>{{.Name}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}pass{{else}}FAIL{{end}}</td><td>{{score .Score}}{{if .Threshold}} ≥ {{score .Threshold}}{{end}}</td><td><pre>{{.Expected}}</pre></td><td><pre>{{.Actual}}</pre></td><td>{{.Reason}}</td></tr>
+{{range $t.Checks}}<tr><td>{{.Name}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{if .Pass}}pass{{else}}FAIL{{end}}</td><td>{{score .Score}}{{if .Threshold}} (min {{score .Threshold}}){{end}}</td><td><pre>{{.Expected}}</pre></td><td><pre>{{.Actual}}</pre></td><td>{{.Reason}}</td></tr>
 {{end}}</table>{{end}}
 {{end}}{{end}}</details>
 {{end}}{{end}}

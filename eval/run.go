@@ -213,11 +213,11 @@ func (r *runner) checkNames(ctx context.Context) error {
 	return nil
 }
 
-func (r *runner) runCase(ctx context.Context, c *Case) CaseResult {
+func (r *runner) runCase(ctx context.Context, c *Case) (cr CaseResult) {
 	start := time.Now()
 	kind, name := r.suite.Subject(c)
 	n, rule := r.suite.repeat(c)
-	cr := CaseResult{ID: c.ID, Subject: kind + " " + name, Tags: c.Tags, K: n, Rule: rule}
+	cr = CaseResult{ID: c.ID, Subject: kind + " " + name, Tags: c.Tags, K: n, Rule: rule}
 	defer func() { cr.Duration = time.Since(start) }()
 	mocks := r.suite.mocks(c)
 	mocker, canMock := r.target.(Mocker)
@@ -352,7 +352,7 @@ func (r *runner) checks(ctx context.Context, e *Expect, ans *Answer, in judgeInp
 		out = append(out, toolsCheck(e.Tools, ans.ToolCalls))
 	}
 	if len(e.Citations) > 0 {
-		out = append(out, citationsCheck(e.Citations, ans.Citations))
+		out = append(out, citationsCheck(e.Citations, ans.Citations, ans.Text))
 	}
 	if e.Refusal != nil {
 		out = append(out, refusalCheck(*e.Refusal, ans.Text))
@@ -399,5 +399,9 @@ func (r *runner) judgeCheck(ctx context.Context, e *JudgeExpect, in judgeInput) 
 	if err != nil {
 		return fail(err.Error())
 	}
-	return scored(name, j.Score, threshold, e.Rubric, in.answer.Text, j.Reason)
+	c := scored(name, j.Score, threshold, e.Rubric, in.answer.Text, j.Reason)
+	if !c.Pass {
+		c.Reason = fmt.Sprintf("score %.2f is under %.2f: %s", j.Score, threshold, j.Reason)
+	}
+	return c
 }

@@ -89,7 +89,7 @@ func TestRunChecks(t *testing.T) {
 	if got := strings.Join(progress, ","); got != "one-turn,two-turns,triage" {
 		t.Errorf("progress = %s", got)
 	}
-	if c := res.Cases[1]; c.K != 3 || len(c.Runs) != 3 || c.Passed != 3 {
+	if c := res.Cases[1]; c.K != 3 || len(c.Runs) != 3 || c.Passed != 3 || c.Duration <= 0 {
 		t.Errorf("repeats: %+v", c)
 	}
 	j := res.Cases[1].Runs[0].Turns[1].Checks
@@ -138,6 +138,9 @@ func TestChecksFail(t *testing.T) {
 		}
 		if c.Reason == "" {
 			t.Errorf("check %s has no reason", c.Name)
+		}
+		if c.Name == "judge" && c.Reason != "score 0.20 is under 0.80: refuses" {
+			t.Errorf("judge reason = %q", c.Reason)
 		}
 	}
 }
@@ -379,5 +382,26 @@ func TestCassettes(t *testing.T) {
 	// Outside a case, nothing goes through.
 	if _, err := play.Client().Get("http://example.invalid/v1/models"); err == nil || !strings.Contains(err.Error(), "outside any case") {
 		t.Errorf("call outside a case: %v", err)
+	}
+}
+
+func TestCitations(t *testing.T) {
+	got := []Citation{{Document: "returns.md"}, {Document: "shipping.md", DocumentID: "doc_2"}}
+	for _, tc := range []struct {
+		want []string
+		text string
+		pass bool
+	}{
+		{[]string{"returns.md"}, "30 days.", true},
+		{[]string{"faq.md"}, "30 days.", false},
+		{[]string{"returns.md"}, "30 days [1].", true},
+		{[]string{"returns.md"}, "Ships in 3 days [2].", false},
+		{[]string{"doc_2", "RETURNS.md"}, "See [2] and [1].", true},
+		{[]string{"returns.md"}, "Out of range [7] only.", true},
+	} {
+		c := citationsCheck(tc.want, got, tc.text)
+		if c.Pass != tc.pass {
+			t.Errorf("%v in %q: pass = %v (%s)", tc.want, tc.text, c.Pass, c.Reason)
+		}
 	}
 }

@@ -111,8 +111,10 @@ type Expect struct {
 	Text  *TextExpect  `json:"text,omitempty"`
 	JSON  *JSONExpect  `json:"json,omitempty"`
 	Tools *ToolsExpect `json:"tools,omitempty"`
-	// Citations are documents (by name or id) the answer must be grounded
-	// in: each must be among the turn's retrieved fragments.
+	// Citations are documents (by name or id) the answer must cite: when
+	// it cites by number ("[2]", the numbering of the fragments retrieved
+	// for the turn), a cited fragment must come from each; otherwise each
+	// must be among the retrieved fragments.
 	Citations []string `json:"citations,omitempty"`
 	// Refusal, when set, says whether the answer must be a refusal
 	// (true) or must not be one (false).

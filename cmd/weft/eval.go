@@ -47,7 +47,7 @@ func newEvalRunCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SUITE...",
 		Short: "Run eval suites and report; exit 1 when a case fails",
-		Long: `Run eval suites: Weft suites (YAML or JSON), ADK evalsets (*.evalset.json or
+		Long: `Run eval suites (files, or the suites of directories): Weft suites (YAML or JSON), ADK evalsets (*.evalset.json or
 *.test.json, with test_config.json beside them) and trpc-agent-go evalsets
 (*.evalset.json with *.metrics.json beside them).
 
@@ -88,7 +88,8 @@ A summary table goes to stdout; --junit, --json and --html write reports, and
 }
 
 // loadSuites reads the suites named by args: files, or directories whose
-// *.yaml, *.yml, *.evalset.json and *.test.json files are suites.
+// *.yaml, *.yml, *.evalset.json and *.test.json files are suites (but
+// weft.yaml and weft.yml, a configuration).
 func loadSuites(args []string, agent string) ([]*eval.Suite, error) {
 	var paths []string
 	for _, a := range args {
@@ -102,7 +103,11 @@ func loadSuites(args []string, agent string) ([]*eval.Suite, error) {
 		}
 		for _, pattern := range []string{"*.yaml", "*.yml", "*.evalset.json", "*.test.json"} {
 			m, _ := filepath.Glob(filepath.Join(a, pattern))
-			paths = append(paths, m...)
+			for _, p := range m {
+				if base := filepath.Base(p); base != "weft.yaml" && base != "weft.yml" {
+					paths = append(paths, p)
+				}
+			}
 		}
 	}
 	if len(paths) == 0 {

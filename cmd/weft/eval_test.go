@@ -48,6 +48,11 @@ func TestEvalRunExamples(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, ": no change") {
 		t.Fatalf("baseline run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
+	// A directory: its suites, not its weft.yaml.
+	res = runCLI(t, t.Context(), nil, "", "eval", "run", ex, "--config", filepath.Join(ex, "weft.yaml"), "--progress=false")
+	if res.code != 0 || !strings.HasSuffix(res.stdout, "\n28 passed, 0 failed\n") {
+		t.Fatalf("directory run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
 }
 
 // TestEvalRunFailures pins the exit codes and messages: a failing case
