@@ -105,7 +105,7 @@ func (s *Server) requireAuth(h http.HandlerFunc) http.HandlerFunc {
 		p, aerr := s.authenticate(r)
 		if aerr != nil {
 			s.metrics.authFailures.Inc()
-			writeError(w, aerr)
+			writeRouteError(w, r, aerr)
 			return
 		}
 		if s.limiter != nil {
@@ -119,10 +119,11 @@ func (s *Server) requireAuth(h http.HandlerFunc) http.HandlerFunc {
 				if secs < 1 {
 					secs = 1
 				}
-				w.Header().Set("Retry-After", itoa(secs))
 				s.log.WarnContext(r.Context(), "request refused: rate limited", "request_id", requestID(r.Context()),
 					"tenant", p.Tenant, "key_id", p.Key.ID, "method", r.Method, "path", r.URL.Path, "retry_after_s", secs)
-				writeError(w, errorf(http.StatusTooManyRequests, CodeRateLimited, "rate limit exceeded for this API key; retry after %d s", secs))
+				e := errorf(http.StatusTooManyRequests, CodeRateLimited, "rate limit exceeded for this API key; retry after %d s", secs)
+				e.retryAfter = secs
+				writeRouteError(w, r, e)
 				return
 			}
 		}

@@ -151,7 +151,9 @@ func decodeError(err error) *apiError {
 		if field == "" {
 			return invalid("request body must be a JSON object, not %s", typeErr.Value)
 		}
-		return invalid("field %q: want %s, got %s", field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+		e := invalid("field %q: want %s, got %s", field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+		e.Param = field
+		return e
 	case errors.As(err, &syntaxErr):
 		return invalid("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case errors.Is(err, io.EOF):

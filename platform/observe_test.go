@@ -179,13 +179,20 @@ func TestTurnOfRecord(t *testing.T) {
 func near(a, b float64) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
 
 // TestBudgetRefusesTurn: once a budget is spent, turns of that key are
-// refused with 429 budget_exceeded before the model is called, blocking,
-// streamed or OpenAI-compatible; other keys of the tenant go on.
+// refused with 429 before the model is called, blocking, streamed or
+// OpenAI-compatible (there insufficient_quota, as OpenAI says it), for an
+// agent or a workflow model (whose spent budget failed its llm node: a 502);
+// other keys of the tenant go on.
 func TestBudgetRefusesTurn(t *testing.T) {
 	var logs syncBuffer
 	model := scripted.New(scripted.Echo())
 	e := newEnv(t, model, withLog(&logs))
 	a := e.createAgent(e.admin, map[string]any{"name": "budgeted"})
+	e.saveWorkflow(map[string]any{"name": "ask", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"q": map[string]any{"type": "string"}}},
+		map[string]any{"id": "think", "kind": "llm", "model": "scripted/demo", "prompt": "{{ inputs.q }}"},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"answer": "{{ nodes.think.outputs.text }}"}},
+	}})
 	var key keyResponse
 	e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "limited"}, &key)
 	if resp := e.do(e.admin, "PUT", "/v1/budgets", map[string]any{"key_id": key.ID, "period": "day", "max_tokens": 1}, nil); resp.StatusCode != 200 {
@@ -195,14 +202,18 @@ func TestBudgetRefusesTurn(t *testing.T) {
 		t.Fatalf("first turn: %d %s", resp.StatusCode, body(resp))
 	}
 	calls := len(model.Requests())
-	for _, c := range []struct{ path, body string }{
-		{"/v1/agents/" + a.ID + "/chat", `{"query": "again"}`},
-		{"/v1/agents/" + a.ID + "/chat", `{"query": "again", "stream": true}`},
-		{"/v1/chat/completions", `{"model": "budgeted", "messages": [{"role": "user", "content": "again"}]}`},
+	const quota = `"code":"insufficient_quota","message":"the day`
+	for _, c := range []struct{ path, body, want string }{
+		{"/v1/agents/" + a.ID + "/chat", `{"query": "again"}`, CodeBudgetExceeded},
+		{"/v1/agents/" + a.ID + "/chat", `{"query": "again", "stream": true}`, CodeBudgetExceeded},
+		{"/v1/chat/completions", `{"model": "budgeted", "messages": [{"role": "user", "content": "again"}]}`, quota},
+		{"/v1/chat/completions", `{"model": "workflow:ask", "messages": [{"role": "user", "content": "again"}]}`, quota},
+		{"/v1/chat/completions", `{"model": "workflow:ask", "stream": true, "messages": [{"role": "user", "content": "again"}]}`, quota},
 	} {
 		resp := e.do(key.Key, "POST", c.path, c.body, nil)
-		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body(resp), CodeBudgetExceeded) {
-			t.Errorf("%s %s: %d %v", c.path, c.body, resp.StatusCode, resp.Header)
+		if b := body(resp); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(b, c.want) ||
+			(c.want == quota && !strings.Contains(b, `"type":"insufficient_quota"`)) {
+			t.Errorf("%s %s: %d %v %s", c.path, c.body, resp.StatusCode, resp.Header, b)
 		}
 	}
 	if n := len(model.Requests()); n != calls {
@@ -211,7 +222,7 @@ func TestBudgetRefusesTurn(t *testing.T) {
 	if resp := e.do(e.admin, "POST", "/v1/agents/"+a.ID+"/chat", map[string]any{"query": "admin"}, nil); resp.StatusCode != 200 {
 		t.Errorf("another key: %d %s", resp.StatusCode, body(resp))
 	}
-	if len(logLines(t, &logs, "turn refused: budget exceeded")) != 3 {
+	if len(logLines(t, &logs, "turn refused: budget exceeded")) != 5 {
 		t.Errorf("budget refusals not logged as warnings:\n%s", logs.String())
 	}
 }

@@ -414,6 +414,12 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name, ok := strings.CutPrefix(req.Model, "workflow:"); ok && s.workflows != nil {
+		// A spent budget refuses a workflow model as it refuses an agent's
+		// turn (429, before anything runs), not as a failed run (502).
+		if e := s.accounting.check(r.Context(), p.Tenant, p.Key.ID); e != nil {
+			writeOpenAIError(w, e)
+			return
+		}
 		s.openaiWorkflow(w, r, &req, name, ot.query)
 		return
 	}
@@ -558,31 +564,73 @@ func chatToolCalls(calls []llm.ToolCall, indexed bool) []api.ChatToolCall {
 	return out
 }
 
-// openAIErrorBody is e in OpenAI's error shape, which also carries the
-// API's code and the offending field.
+// openAIRoute reports whether path is one of the OpenAI-compatible routes
+// (/v1/chat/completions, /v1/models, and OpenAI's paths under them), whose
+// every error takes OpenAI's shape: the handler's, and those raised before
+// it (authentication, the rate limit, an unknown method, a panic), which
+// writeRouteError answers.
+func openAIRoute(path string) bool {
+	for _, p := range [...]string{"/v1/chat/completions", "/v1/models"} {
+		if rest, ok := strings.CutPrefix(path, p); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRouteError answers e in the error shape of r's route: OpenAI's on
+// the OpenAI-compatible routes, the API's elsewhere. What runs before a
+// route's handler answers through it.
+func writeRouteError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	if openAIRoute(r.URL.Path) {
+		writeOpenAIError(w, e)
+		return
+	}
+	writeError(w, e)
+}
+
+// openAIErrorBody is e in OpenAI's error shape. The type is OpenAI's for
+// the failure — invalid_request_error for a 4xx (401 and 403 included, as
+// OpenAI answers them), requests for the rate limit, insufficient_quota for
+// a spent budget, server_error for a 5xx — and so is the code where OpenAI
+// has one (invalid_api_key, model_not_found, rate_limit_exceeded,
+// insufficient_quota, context_length_exceeded); other failures keep the
+// API's code. param names the offending request field, or is null.
 func openAIErrorBody(e *apiError) api.OpenAIError {
-	typ := "invalid_request_error"
-	switch {
-	case e.Status == http.StatusUnauthorized:
-		typ = "authentication_error"
-	case e.Status == http.StatusForbidden:
-		typ = "permission_error"
-	case e.Status == http.StatusNotFound:
-		typ = "invalid_request_error"
-	case e.Status == http.StatusTooManyRequests:
-		typ = "rate_limit_error"
-	case e.Status >= 500:
+	typ, code, param := "invalid_request_error", e.Code, e.Param
+	switch e.Code {
+	case CodeUnauthorized:
+		code = "invalid_api_key"
+	case CodeNotFound:
+		if param == "model" {
+			code = "model_not_found"
+		}
+	case CodeRateLimited:
+		typ, code = "requests", "rate_limit_exceeded"
+	case CodeBudgetExceeded:
+		typ, code = "insufficient_quota", "insufficient_quota"
+	case CodeContextTooLong:
+		code = "context_length_exceeded"
+		if param == "" {
+			param = "messages"
+		}
+	}
+	if e.Status >= 500 {
 		typ = "server_error"
 	}
-	d := api.OpenAIErrorDetail{Message: e.Message, Type: typ, Code: e.Code}
-	if e.Param != "" {
-		d.Param = &e.Param
+	d := api.OpenAIErrorDetail{Message: e.Message, Type: typ, Code: code}
+	if param != "" {
+		d.Param = &param
 	}
 	return api.OpenAIError{Error: d}
 }
 
-// writeOpenAIError answers in OpenAI's error shape.
+// writeOpenAIError answers in OpenAI's error shape. As writeError, it
+// gives the cause of an internal error to the request's log line.
 func writeOpenAIError(w http.ResponseWriter, e *apiError) {
+	if sw, ok := w.(*statusWriter); ok && e.cause != nil {
+		sw.cause = e.cause
+	}
 	status := e.Status
 	if status == 499 {
 		status = http.StatusBadRequest

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,8 +48,8 @@ func TestOpenAICompatible(t *testing.T) {
 	}
 	// A turn that fails before any text is an HTTP error, not a stream.
 	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "tiny", "stream": true, "messages": []map[string]any{{"role": "user", "content": strings.Repeat("word ", 400)}}}, nil)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body(resp), "context_too_long") {
-		t.Fatalf("too long: %d", resp.StatusCode)
+	if b := body(resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, `"code":"context_length_exceeded"`) || !strings.Contains(b, `"param":"messages"`) {
+		t.Fatalf("too long: %d %s", resp.StatusCode, b)
 	}
 	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "nosuch", "messages": []map[string]any{{"role": "user", "content": "x"}}}, nil)
 	if resp.StatusCode != http.StatusNotFound {
@@ -130,6 +131,109 @@ func TestOpenAIFidelity(t *testing.T) {
 		resp := e.do(e.admin, "POST", "/v1/chat/completions", tc.body, &eb)
 		if resp.StatusCode/100 != 4 || eb.Error.Param == nil || *eb.Error.Param != tc.param || eb.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: %d %+v", tc.name, resp.StatusCode, eb)
+		}
+	}
+}
+
+// openAIError reads an error body as OpenAI's clients do, and fails unless
+// it has OpenAI's four fields (param null or a string).
+func openAIError(t *testing.T, what string, resp *http.Response) (status int, typ, code string, param *string) {
+	t.Helper()
+	var eb struct {
+		Error map[string]any `json:"error"`
+	}
+	raw := body(resp)
+	if err := json.Unmarshal([]byte(raw), &eb); err != nil {
+		t.Fatalf("%s: %d %s: %v", what, resp.StatusCode, raw, err)
+	}
+	for _, f := range []string{"message", "type", "param", "code"} {
+		if _, ok := eb.Error[f]; !ok {
+			t.Errorf("%s: no %q in %s", what, f, raw)
+		}
+	}
+	typ, _ = eb.Error["type"].(string)
+	code, _ = eb.Error["code"].(string)
+	if p, ok := eb.Error["param"].(string); ok {
+		param = &p
+	} else if eb.Error["param"] != nil {
+		t.Errorf("%s: param %v is neither null nor a string", what, eb.Error["param"])
+	}
+	return resp.StatusCode, typ, code, param
+}
+
+// TestOpenAIErrorShape: every error of the OpenAI-compatible routes is in
+// OpenAI's shape with OpenAI's type and, where OpenAI has one, its code —
+// those raised before the handler too (authentication, the rate limit, an
+// unknown method) — while the other routes keep the API's shape; a JSON
+// type error names its field in param.
+func TestOpenAIErrorShape(t *testing.T) {
+	e := newEnv(t, nil)
+	e.createAgent(e.admin, map[string]any{"name": "echo"})
+	msgs := []map[string]any{{"role": "user", "content": "hi"}}
+	chat := map[string]any{"model": "echo", "messages": msgs}
+	cases := []struct {
+		name, key, method, path string
+		body                    any
+		status                  int
+		typ, code, param        string // param "" for null
+	}{
+		{"no key", "", "POST", "/v1/chat/completions", chat, 401, "invalid_request_error", "invalid_api_key", ""},
+		{"bad key", "wk_key_nope_secret", "POST", "/v1/chat/completions", chat, 401, "invalid_request_error", "invalid_api_key", ""},
+		{"bad key, models", "not-a-key", "GET", "/v1/models", nil, 401, "invalid_request_error", "invalid_api_key", ""},
+		{"unknown method", e.admin, "GET", "/v1/chat/completions", nil, 404, "invalid_request_error", CodeNotFound, ""},
+		{"unknown model", e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "nosuch", "messages": msgs}, 404, "invalid_request_error", "model_not_found", "model"},
+		{"temperature", e.admin, "POST", "/v1/chat/completions", `{"model":"echo","temperature":"hot","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", CodeInvalidRequest, "temperature"},
+		{"max_tokens", e.admin, "POST", "/v1/chat/completions", `{"model":"echo","max_tokens":"many","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", CodeInvalidRequest, "max_tokens"},
+		{"messages", e.admin, "POST", "/v1/chat/completions", `{"model":"echo","messages":"hi"}`, 400, "invalid_request_error", CodeInvalidRequest, "messages"},
+		{"body limit", e.admin, "POST", "/v1/chat/completions", `{"model":"echo","user":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413, "invalid_request_error", CodePayloadTooLarge, ""},
+	}
+	for _, c := range cases {
+		status, typ, code, param := openAIError(t, c.name, e.do(c.key, c.method, c.path, c.body, nil))
+		if status != c.status || typ != c.typ || code != c.code || (param == nil) != (c.param == "") || (param != nil && *param != c.param) {
+			t.Errorf("%s: %d %s %s %v, want %d %s %s %q", c.name, status, typ, code, param, c.status, c.typ, c.code, c.param)
+		}
+	}
+	// Another route keeps the API's shape, and names a bad field too.
+	for _, resp := range []*http.Response{e.do("", "GET", "/v1/agents", nil, nil), e.do(e.admin, "POST", "/v1/agents", `{"name": 5}`, nil)} {
+		b := body(resp)
+		if strings.Contains(b, `"type"`) || (resp.StatusCode == 400) != strings.Contains(b, `"param":"name"`) {
+			t.Errorf("native route: %d %s", resp.StatusCode, b)
+		}
+	}
+
+	// The rate limit, before the handler: OpenAI's requests /
+	// rate_limit_exceeded with Retry-After on an OpenAI route, the API's
+	// rate_limited on another.
+	rl := newEnv(t, nil, func(c *Config) { c.RateLimit, c.RateBurst = 0.001, 1 })
+	if resp := rl.do(rl.admin, "GET", "/v1/models", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	resp := rl.do(rl.admin, "GET", "/v1/models", nil, nil)
+	if status, typ, code, param := openAIError(t, "rate limit", resp); status != 429 || typ != "requests" || code != "rate_limit_exceeded" || param != nil || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("rate limited: %d %s %s %v, Retry-After %q", status, typ, code, param, resp.Header.Get("Retry-After"))
+	}
+	rl.wantError(rl.do(rl.admin, "GET", "/v1/agents", nil, nil), http.StatusTooManyRequests, CodeRateLimited)
+}
+
+// TestOpenAIErrorBody: the API's errors in OpenAI's words.
+func TestOpenAIErrorBody(t *testing.T) {
+	quota := errorf(http.StatusTooManyRequests, CodeBudgetExceeded, "spent")
+	for _, c := range []struct {
+		e         *apiError
+		typ, code string
+	}{
+		{errorf(http.StatusForbidden, CodeForbidden, "no"), "invalid_request_error", CodeForbidden},
+		{errorf(http.StatusConflict, CodeAgentDisabled, "off"), "invalid_request_error", CodeAgentDisabled},
+		{errorf(http.StatusNotFound, CodeNotFound, "session"), "invalid_request_error", CodeNotFound},
+		{quota, "insufficient_quota", "insufficient_quota"},
+		{errorf(http.StatusTooManyRequests, CodeRateLimited, "busy"), "requests", "rate_limit_exceeded"},
+		{errorf(http.StatusInternalServerError, CodeInternal, "oops"), "server_error", CodeInternal},
+		{errorf(http.StatusBadGateway, CodeModelError, "upstream"), "server_error", CodeModelError},
+		{errorf(http.StatusServiceUnavailable, CodeUnavailable, "down"), "server_error", CodeUnavailable},
+	} {
+		got := openAIErrorBody(c.e).Error
+		if got.Type != c.typ || got.Code != c.code || got.Param != nil || got.Message != c.e.Message {
+			t.Errorf("%s: %+v, want %s %s", c.e.Code, got, c.typ, c.code)
 		}
 	}
 }

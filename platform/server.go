@@ -387,7 +387,7 @@ func (s *Server) routes() {
 	}
 
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+		writeRouteError(w, r, errorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.mux.Handle("GET /", console.Handler(notFound)) // the web console: static assets; data only through /v1
 	s.mux.Handle("/", notFound)
@@ -417,7 +417,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			s.log.ErrorContext(ctx, "panic serving request", "request_id", rid, "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			writeError(w, errorf(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", rid))
+			writeRouteError(w, r, errorf(http.StatusInternalServerError, CodeInternal, "internal error (request %s)", rid))
 		}
 	}()
 	s.mux.ServeHTTP(w, r.WithContext(ctx))

@@ -11,7 +11,8 @@ import (
 // TestOpenAINodeClient runs the official OpenAI Node client (pinned in
 // testdata/openai-node) against the OpenAI-compatible endpoint: model list,
 // a blocking completion, a streamed one with usage, the SDK's stream
-// helper, an API error, session continuity through X-Weft-Session, a
+// helper, API errors in OpenAI's terms (an unknown model, a wrong key,
+// fields of the wrong type), session continuity through X-Weft-Session, a
 // conversation sent as history, a structured answer and a client-side tool
 // round trip (blocking, and streamed through the SDK's helper).
 // It needs `npm ci` in that folder; .ci/run does it and sets
@@ -91,8 +92,22 @@ func TestOpenAINodeClient(t *testing.T) {
 		Error *struct {
 			Status     int    `json:"status"`
 			Code       string `json:"code"`
+			Type       string `json:"type"`
+			Param      string `json:"param"`
 			IsAPIError bool   `json:"is_api_error"`
 		} `json:"error"`
+		AuthError *struct {
+			Status int    `json:"status"`
+			Code   string `json:"code"`
+			Type   string `json:"type"`
+			Param  string `json:"param"`
+			IsAuth bool   `json:"is_auth"`
+		} `json:"auth_error"`
+		TypeErrors map[string]*struct {
+			Status int    `json:"status"`
+			Type   string `json:"type"`
+			Param  string `json:"param"`
+		} `json:"type_errors"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("script output %q: %v", out, err)
@@ -116,8 +131,16 @@ func TestOpenAINodeClient(t *testing.T) {
 	if got.Helper.Text != "Madrid." {
 		t.Errorf("stream helper = %+v", got.Helper)
 	}
-	if got.Error == nil || got.Error.Status != 404 || got.Error.Code != "not_found" || !got.Error.IsAPIError {
+	if ge := got.Error; ge == nil || ge.Status != 404 || ge.Code != "model_not_found" || ge.Type != "invalid_request_error" || ge.Param != "model" || !ge.IsAPIError {
 		t.Errorf("unknown model error = %+v", got.Error)
+	}
+	if ae := got.AuthError; ae == nil || ae.Status != 401 || ae.Code != "invalid_api_key" || ae.Type != "invalid_request_error" || ae.Param != "null" || !ae.IsAuth {
+		t.Errorf("wrong key error = %+v", got.AuthError)
+	}
+	for _, field := range []string{"temperature", "max_tokens", "messages"} {
+		if te := got.TypeErrors[field]; te == nil || te.Status != 400 || te.Type != "invalid_request_error" || te.Param != field {
+			t.Errorf("%s of the wrong type: error = %+v", field, te)
+		}
 	}
 
 	// The session carried history to the model: the third request holds

@@ -76,7 +76,44 @@ try {
   await client.chat.completions.create({ model: "no-such-agent", messages: [{ role: "user", content: "hi" }] });
   out.error = null;
 } catch (e) {
-  out.error = { status: e.status, code: e.code ?? null, type: e.type ?? null, is_api_error: e instanceof OpenAI.APIError };
+  out.error = {
+    status: e.status,
+    code: e.code ?? null,
+    type: e.type ?? null,
+    param: e.param ?? null,
+    is_api_error: e instanceof OpenAI.APIError,
+  };
+}
+
+// A wrong key is OpenAI's 401: invalid_request_error, invalid_api_key,
+// param null, the SDK's AuthenticationError.
+try {
+  const stranger = new OpenAI({ baseURL: process.env.WEFT_BASE_URL, apiKey: "wk_key_nope_secret", maxRetries: 0 });
+  await stranger.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }] });
+  out.auth_error = null;
+} catch (e) {
+  out.auth_error = {
+    status: e.status,
+    code: e.code ?? null,
+    type: e.type ?? null,
+    param: e.param === null ? "null" : (e.param ?? "absent"),
+    is_auth: e instanceof OpenAI.AuthenticationError,
+  };
+}
+
+// A field of the wrong JSON type is a 400 naming it in param.
+out.type_errors = {};
+for (const [field, value] of [
+  ["temperature", "hot"],
+  ["max_tokens", "many"],
+  ["messages", "hi"],
+]) {
+  try {
+    await client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], [field]: value });
+    out.type_errors[field] = null;
+  } catch (e) {
+    out.type_errors[field] = { status: e.status, type: e.type ?? null, param: e.param ?? null };
+  }
 }
 
 // A multi-turn conversation sent as history, as every OpenAI client sends
