@@ -54,7 +54,9 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 			}
 		}
 	} else if ts, ok := c.store.(TurnStore); ok {
-		recs, h.end, err = ts.Begin(ctx, c.key, c.lease, w.storeWindow(), first)
+		var b Begun
+		b, err = ts.Begin(ctx, c.key, c.lease, w.storeWindow(), first)
+		recs, h.end = b.Records, b.End
 	} else {
 		recs, err = c.begin(ctx, h, w, first)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // InMemory is the in-process [Store]. It also implements [Lister], [Locker],
-// [TurnStore] and [Trimmer]. It is safe for concurrent use; conversations live as long
+// [TurnStore], [Trimmer] and [SummaryStore]. It is safe for concurrent use; conversations live as long
 // as the InMemory value. Records go in and come out as deep copies, so a
 // caller of Append and Load never shares memory with the store. (A [Chat]
 // over an InMemory reads stored messages without copying them; see
@@ -41,6 +41,7 @@ type conversation struct {
 	log     []Record
 	ids     map[string]int64 // client message id → Seq, for idempotent appends
 	last    int64            // the last Seq assigned; survives Trim
+	summary Summary
 	created time.Time
 	updated time.Time
 }
@@ -214,27 +215,29 @@ func (m *InMemory) loadLocked(key Key, w Window) []Record {
 }
 
 // Begin implements [TurnStore] with the in-process lock table: the lease
-// is held until end (a holder cannot die apart from its process, so there
+// is held until End (a holder cannot die apart from its process, so there
 // is nothing to renew; l.TTL does not apply). The loaded records share
 // their message data with the store.
-func (m *InMemory) Begin(ctx context.Context, key Key, l Lease, w Window, first []Record) ([]Record, func(context.Context, []Record) (int64, error), error) {
+func (m *InMemory) Begin(ctx context.Context, key Key, l Lease, w Window, first []Record) (Begun, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("memory: begin %s: %w", key.String(), err)
+		return Begun{}, fmt.Errorf("memory: begin %s: %w", key.String(), err)
 	}
 	g, gen, err := m.locks.take(ctx, key, l.Owner)
 	if err != nil {
-		return nil, nil, err
+		return Begun{}, err
 	}
-	var recs []Record
+	var b Begun
 	m.begin(key, first, func(c *conversation) error {
 		if c != nil {
-			recs = m.loadLocked(key, w)
+			b.Records = m.loadLocked(key, w)
+			b.Summary = c.summary
 		}
 		return nil
 	})
-	return recs, func(ctx context.Context, recs []Record) (int64, error) {
+	b.End = func(ctx context.Context, recs []Record) (int64, error) {
 		return m.end(key, g, gen, recs), nil
-	}, nil
+	}
+	return b, nil
 }
 
 // begin runs read on key's conversation (nil when there is none) and then,
@@ -365,6 +368,60 @@ func windowStart(n int, w Window, tokens func(i int) int) int {
 		start--
 	}
 	return start
+}
+
+// LoadSummary implements [SummaryStore].
+func (m *InMemory) LoadSummary(ctx context.Context, key Key) (Summary, error) {
+	if err := ctx.Err(); err != nil {
+		return Summary{}, fmt.Errorf("memory: load the summary of %s: %w", key.String(), err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.convs[key]; c != nil {
+		return c.summary, nil
+	}
+	return Summary{}, nil
+}
+
+// SaveSummary implements [SummaryStore].
+func (m *InMemory) SaveSummary(ctx context.Context, key Key, s Summary, prev int64) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("memory: save the summary of %s: %w", key.String(), err)
+	}
+	if s.UpdatedAt.IsZero() {
+		s.UpdatedAt = time.Now().UTC().Round(0)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.convs[key]
+	if c == nil || s.Through <= prev || c.summary.Through != prev || c.last < s.Through {
+		return false, nil
+	}
+	c.summary = s
+	return true, nil
+}
+
+// LoadRange implements [SummaryStore].
+func (m *InMemory) LoadRange(ctx context.Context, key Key, after, before int64, maxTokens int) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: load a range of %s: %w", key.String(), err)
+	}
+	m.mu.Lock()
+	var out []Record
+	if c := m.convs[key]; c != nil {
+		i, _ := c.find(after + 1)
+		sum := 0
+		for ; i < len(c.log) && c.log[i].Seq < before; i++ {
+			sum += c.log[i].Tokens
+			if maxTokens > 0 && sum > maxTokens && len(out) > 0 {
+				break
+			}
+			out = append(out, c.log[i])
+		}
+	}
+	m.mu.Unlock()
+	ownMessages(out)
+	return out, nil
 }
 
 // Delete implements [Store].

@@ -18,6 +18,7 @@ type turnlessStore struct {
 	memory.Locker
 	memory.Lister
 	memory.Trimmer
+	memory.SummaryStore
 }
 
 // TestChatBeginWithoutTurnStore runs the contract suite, whose turn tests
@@ -25,7 +26,7 @@ type turnlessStore struct {
 func TestChatBeginWithoutTurnStore(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
 		m := memory.NewInMemory()
-		return turnlessStore{m, m, m, m}
+		return turnlessStore{m, m, m, m, m}
 	})
 }
 
@@ -38,6 +39,7 @@ type turnStore struct {
 	memory.Lister
 	memory.Trimmer
 	memory.TurnStore
+	memory.SummaryStore
 }
 
 // TestInMemoryTurnStore runs the contract suite through InMemory's
@@ -45,6 +47,6 @@ type turnStore struct {
 func TestInMemoryTurnStore(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
 		m := memory.NewInMemory()
-		return turnStore{m, m, m, m, m}
+		return turnStore{m, m, m, m, m, m}
 	})
 }

@@ -39,8 +39,8 @@ type Record struct {
 
 // Store keeps conversations. It is the small interface every backend
 // implements (in-process, SQL, Redis); optional abilities are the Lister,
-// Locker, TurnStore, Trimmer and MessageStore interfaces, found by type
-// assertion.
+// Locker, TurnStore, Trimmer, SummaryStore and MessageStore interfaces,
+// found by type assertion.
 //
 // A conversation is an append-only log of records plus at most one system
 // record. Appending a record whose message has RoleSystem does not extend the
@@ -120,26 +120,37 @@ type Lease struct {
 }
 
 // TurnStore is implemented by stores that hold a conversation for a turn in
-// two round trips: one that takes the lease, loads the window and appends
-// the turn's first records, and one that appends its last records and
-// releases the lease. [Chat.Begin] uses it; over other stores it makes
-// Lock, Load and Append calls instead.
+// two round trips: one that takes the lease, loads the window (and the
+// summary of a [SummaryStore]) and appends the turn's first records, and
+// one that appends its last records and releases the lease. [Chat.Begin]
+// uses it; over other stores it makes Lock, Load and Append calls instead.
 type TurnStore interface {
 	// Begin waits until key's conversation is free or ctx ends (the error
 	// then matches ErrLockTimeout), takes its lease for l.Owner and, in the
-	// same round trip, loads the records w keeps as Load does, then appends
+	// same round trip, loads the records w keeps as Load does, and the
+	// conversation's summary when the store is a SummaryStore, then appends
 	// first as Append does: the loaded records are those before first. The
 	// lease is renewed every l.TTL/3 while it is held, as a Locker's is.
 	// In-process stores may return records that share their message data
 	// with the store; callers treat them as read-only.
-	//
-	// end appends recs (none is fine) and releases the lease in one round
+	Begin(ctx context.Context, key Key, l Lease, w Window, first []Record) (Begun, error)
+}
+
+// Begun is a conversation a [TurnStore] holds for a turn.
+type Begun struct {
+	// Records are the records the window keeps, as Load returns them,
+	// loaded before the turn's first records were appended.
+	Records []Record
+	// Summary is the conversation's summary (zero for none), read in the
+	// same round trip, from a store that is a SummaryStore.
+	Summary Summary
+	// End appends recs (none is fine) and releases the lease in one round
 	// trip, and returns the greatest Seq among the appended records (0 for
 	// none). Its caller waits for the append, not for the release. The
 	// records are appended also when the lease lapsed meanwhile (they are
-	// not lost); only a lease still this holder's is released. end is
+	// not lost); only a lease still this holder's is released. End is
 	// called once.
-	Begin(ctx context.Context, key Key, l Lease, w Window, first []Record) (recs []Record, end func(ctx context.Context, recs []Record) (last int64, err error), err error)
+	End func(ctx context.Context, recs []Record) (last int64, err error)
 }
 
 // DefaultLeaseTTL is how long a lock outlives a holder that died. Holders

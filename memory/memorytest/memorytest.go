@@ -5,7 +5,8 @@
 // windows, round trips, tenant isolation, deletion, concurrency), the turns
 // a [memory.Chat] holds over it (Begin, Append, End: one round trip each on
 // a [memory.TurnStore]) and, when the store implements them, the optional
-// [memory.Lister], [memory.Locker] and [memory.Trimmer] abilities:
+// [memory.Lister], [memory.Locker], [memory.Trimmer] and
+// [memory.SummaryStore] abilities:
 //
 //	func TestContract(t *testing.T) {
 //		memorytest.Run(t, func(t *testing.T) memory.Store { return memory.NewInMemory() })
@@ -62,6 +63,9 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"BeginDropped", testBeginDropped},
 		{"BeginRenewed", testBeginRenewed},
 		{"EndAfterCancel", testEndAfterCancel},
+		{"Summary", testSummary},
+		{"SummaryRace", testSummaryRace},
+		{"LoadRange", testLoadRange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -47,15 +47,15 @@ local function load(logk, sysk, maxT, maxM)
 end
 `
 
-// luaAppend defines append(log, ids, sys, meta, ttl, now, from), which
+// luaAppend defines append(log, ids, sys, meta, sum, ttl, now, from), which
 // appends the records in ARGV from index from on, assigning sequence
 // numbers, and returns for each record either its new sequence number (an
 // integer) or, for a record already stored (a repeated id, an identical
 // system record), the stored entry. It refreshes the TTL of the
-// conversation's keys. A record is five arguments: kind ("s" system, "l"
+// conversation's keys (its summary's too). A record is five arguments: kind ("s" system, "l"
 // log), id, tokens, payload, hash of the system text ("" for log records).
 const luaAppend = `
-local function append(logk, idsk, sysk, metak, ttl, now, from)
+local function append(logk, idsk, sysk, metak, sumk, ttl, now, from)
 	local last = tonumber(redis.call('HGET', metak, 'last') or '0')
 	local added, changed = 0, false
 	local out = {}
@@ -88,7 +88,7 @@ local function append(logk, idsk, sysk, metak, ttl, now, from)
 		redis.call('HSETNX', metak, 'created', now)
 		redis.call('HINCRBY', metak, 'count', added)
 	end
-	for _, k in ipairs({logk, idsk, sysk, metak}) do redis.call('PEXPIRE', k, ttl) end
+	for _, k in ipairs({logk, idsk, sysk, metak, sumk}) do redis.call('PEXPIRE', k, ttl) end
 	return out
 end
 `
@@ -102,21 +102,24 @@ var loadScript = redis.NewScript(luaLoad + `return load(KEYS[1], KEYS[2], tonumb
 
 // appendScript appends records (see luaAppend).
 //
-//	KEYS: log, ids, sys, meta
+//	KEYS: log, ids, sys, meta, sum
 //	ARGV: ttl ms, now (Unix ns), then five per record
-var appendScript = redis.NewScript(luaAppend + `return append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], 3)`)
+var appendScript = redis.NewScript(luaAppend + `return append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], 3)`)
 
 // beginScript takes a turn's lease (SET NX PX), loads the window as
-// loadScript does (any window) and appends the turn's first records, or
-// returns 0 when another holder has the lease.
+// loadScript does (any window) and the summary, and appends the turn's
+// first records, or returns 0 when another holder has the lease. It
+// returns the system entry (or ""), the summary (or ""), then the log
+// entries.
 //
-//	KEYS: log, ids, sys, meta, lock
+//	KEYS: log, ids, sys, meta, lock, sum
 //	ARGV: token, lease ms, max tokens (0: no bound), max messages (0: no
 //	      bound), ttl ms, now (Unix ns), then five per record
 var beginScript = redis.NewScript(luaLoad + luaAppend + `
 if not redis.call('SET', KEYS[5], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 local out = load(KEYS[1], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]))
-if #ARGV >= 7 then append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], 7) end
+table.insert(out, 2, redis.call('GET', KEYS[6]) or '')
+if #ARGV >= 7 then append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], ARGV[5], ARGV[6], 7) end
 return out
 `)
 
@@ -124,10 +127,10 @@ return out
 // lease if it still holds the holder's token. It returns the append's
 // result.
 //
-//	KEYS: log, ids, sys, meta, lock
+//	KEYS: log, ids, sys, meta, lock, sum
 //	ARGV: token, ttl ms, now (Unix ns), then five per record
 var endScript = redis.NewScript(luaAppend + `
-local out = append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], 4)
+local out = append(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], ARGV[2], ARGV[3], 4)
 if redis.call('GET', KEYS[5]) == ARGV[1] then redis.call('DEL', KEYS[5]) end
 return out
 `)
@@ -155,6 +158,57 @@ end
 redis.call('LTRIM', KEYS[1], n, -1)
 redis.call('HINCRBY', KEYS[3], 'count', -n)
 return n
+`)
+
+// summaryScript stores a conversation's summary if the stored one's
+// through is prev (none: 0), the conversation exists and its last seq is at
+// least the new through; it returns 1 when it did, else 0. The summary is
+// "<through>|<tokens>|<updated (Unix ns)>|<text>", with the TTL of the
+// conversation's other keys.
+//
+//	KEYS: meta, sum
+//	ARGV: prev, through, tokens, updated, text
+var summaryScript = redis.NewScript(`
+local last = redis.call('HGET', KEYS[1], 'last')
+if not last or tonumber(last) < tonumber(ARGV[2]) then return 0 end
+local cur = redis.call('GET', KEYS[2])
+local through = 0
+if cur then through = tonumber(string.match(cur, '^(%d+)|')) end
+if through ~= tonumber(ARGV[1]) then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[4] .. '|' .. ARGV[5])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+`)
+
+// rangeScript returns the log entries with after < seq < before, oldest
+// first; with max tokens > 0 it stops before the first entry that would
+// bring their tokens above it, but returns at least one entry when there
+// is one. The log holds seqs last-len+1 … last, in order.
+//
+//	KEYS: log, meta
+//	ARGV: after, before, max tokens (0: no bound)
+var rangeScript = redis.NewScript(`
+local last = tonumber(redis.call('HGET', KEYS[2], 'last') or '0')
+local len = redis.call('LLEN', KEYS[1])
+local base = last - len + 1
+local from = math.max(tonumber(ARGV[1]) + 1 - base, 0)
+local to = math.min(tonumber(ARGV[2]) - 1 - base, len - 1)
+local maxT = tonumber(ARGV[3])
+if to < from then return {} end
+if maxT <= 0 then return redis.call('LRANGE', KEYS[1], from, to) end
+local out, sum, chunk = {}, 0, 64
+while from <= to do
+	local upto = math.min(from + chunk - 1, to)
+	for _, e in ipairs(redis.call('LRANGE', KEYS[1], from, upto)) do
+		sum = sum + tonumber(string.match(e, '^(-?%d+)|'))
+		if sum > maxT and #out > 0 then return out end
+		out[#out + 1] = e
+	end
+	from = upto + 1
+	chunk = chunk * 2
+end
+return out
 `)
 
 // unlockScript deletes a lock only if it still holds the holder's token.

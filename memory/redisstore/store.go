@@ -12,6 +12,7 @@
 //	<prefix>:{<tag>}:sys   STRING "<tokens>|0|<json>", the system record
 //	<prefix>:{<tag>}:meta  HASH last (seq), count, created, updated (Unix ns), systext (hash of the system text)
 //	<prefix>:{<tag>}:lock  STRING lease token (SET NX PX), the Locker's and the TurnStore's
+//	<prefix>:{<tag>}:sum   STRING "<through>|<tokens>|<updated (Unix ns)>|<text>", the running summary
 //
 // The tag is "t:<tenant>:a:<agent>:s:<session>" when the names are short
 // and made of letters, digits and "-_.@"; otherwise it is "h:" and a SHA-256
@@ -73,9 +74,9 @@ import (
 const DefaultTTL = 7 * 24 * time.Hour
 
 // Store is a [memory.Store] over Redis. It also implements
-// [memory.Lister], [memory.Locker], [memory.TurnStore] and
-// [memory.Trimmer]. It is safe for
-// concurrent use, also by many processes sharing one Redis.
+// [memory.Lister], [memory.Locker], [memory.TurnStore], [memory.Trimmer]
+// and [memory.SummaryStore]. It is safe for concurrent use, also by many
+// processes sharing one Redis.
 type Store struct {
 	client  redis.UniversalClient
 	owned   bool
@@ -87,10 +88,11 @@ type Store struct {
 }
 
 var (
-	_ memory.Store   = (*Store)(nil)
-	_ memory.Lister  = (*Store)(nil)
-	_ memory.Locker  = (*Store)(nil)
-	_ memory.Trimmer = (*Store)(nil)
+	_ memory.Store        = (*Store)(nil)
+	_ memory.Lister       = (*Store)(nil)
+	_ memory.Locker       = (*Store)(nil)
+	_ memory.Trimmer      = (*Store)(nil)
+	_ memory.SummaryStore = (*Store)(nil)
 )
 
 // Option configures a [Store].
@@ -153,11 +155,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-type keys struct{ log, ids, sys, meta, lock string }
+type keys struct{ log, ids, sys, meta, lock, sum string }
 
 func (s *Store) keys(k memory.Key) keys {
 	base := s.prefix + ":{" + tag(k) + "}:"
-	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "lock"}
+	return keys{base + "log", base + "ids", base + "sys", base + "meta", base + "lock", base + "sum"}
 }
 
 func tag(k memory.Key) string {
@@ -213,7 +215,7 @@ func (s *Store) Append(ctx context.Context, key memory.Key, recs ...memory.Recor
 		return nil, fail("append", key, err)
 	}
 	k := s.keys(key)
-	res, err := s.run(ctx, appendScript, []string{k.log, k.ids, k.sys, k.meta}, args, func(p redis.Pipeliner) {
+	res, err := s.run(ctx, appendScript, []string{k.log, k.ids, k.sys, k.meta, k.sum}, args, func(p redis.Pipeliner) {
 		s.index(ctx, p, key, now)
 	})
 	if err != nil {
@@ -383,11 +385,12 @@ func decodeWindow(sys string, log []string) ([]memory.Record, error) {
 	return out, nil
 }
 
-// Delete implements [memory.Store].
+// Delete implements [memory.Store]: the conversation's keys, its summary
+// among them, and its entries in the indexes.
 func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 	k := s.keys(key)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.log, k.ids, k.sys, k.meta)
+		p.Del(ctx, k.log, k.ids, k.sys, k.meta, k.sum)
 		p.ZRem(ctx, s.tenantIndex(key.Tenant), lenPrefixed(key.Agent)+key.Session)
 		p.ZRem(ctx, s.agentIndex(key.Tenant, key.Agent), key.Session)
 		return nil

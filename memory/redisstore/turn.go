@@ -18,7 +18,7 @@ var _ memory.TurnStore = (*Store)(nil)
 // Begin implements [memory.TurnStore] in one round trip: a pipeline of the
 // begin script, which takes the lease (SET NX PX, as Lock does), loads the
 // window (any window: the script walks a token window, and reads a message
-// window with one LRANGE) and appends first, and of the updates of the
+// window with one LRANGE) and the summary, and appends first, and of the updates of the
 // owner's set (for Drop) and the conversation indexes (for List), which
 // live in other slots. While another holder has the lease the script
 // changes nothing, and Begin tries again with Lock's backoff. The lease is
@@ -26,13 +26,13 @@ var _ memory.TurnStore = (*Store)(nil)
 // script appends the last records and deletes the lease if it still holds
 // this holder's token. With no records to append, end does not wait for
 // the release.
-func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w memory.Window, first []memory.Record) ([]memory.Record, func(context.Context, []memory.Record) (int64, error), error) {
+func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w memory.Window, first []memory.Record) (memory.Begun, error) {
 	ttl := l.TTL
 	if ttl <= 0 {
 		ttl = memory.DefaultLeaseTTL
 	}
 	k := s.keys(key)
-	ks := []string{k.log, k.ids, k.sys, k.meta, k.lock}
+	ks := []string{k.log, k.ids, k.sys, k.meta, k.lock, k.sum}
 	token := lease.Token(l.Owner)
 	owned := l.Owner != ""
 	owners := s.ownerKey(l.Owner)
@@ -41,7 +41,7 @@ func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w mem
 	args = append(args, token, ttl.Milliseconds(), max(w.MaxTokens, 0), max(w.MaxMessages, 0), s.ttl.Milliseconds(), now.UnixNano())
 	args, err := encodeRecords(args, first, now, nil)
 	if err != nil {
-		return nil, nil, fail("begin", key, err)
+		return memory.Begun{}, fail("begin", key, err)
 	}
 	var vals []string
 	err = lease.Acquire(ctx, &s.wakeups, k.lock, func() (bool, error) {
@@ -62,29 +62,33 @@ func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w mem
 			return false, nil // busy
 		}
 		vals, err = res.StringSlice()
-		if err == nil && len(vals) == 0 {
+		if err == nil && len(vals) < 2 {
 			err = fmt.Errorf("unexpected reply %v", res.Val())
 		}
 		return err == nil, err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
+			return memory.Begun{}, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
 		}
-		return nil, nil, fail("begin", key, err)
+		return memory.Begun{}, fail("begin", key, err)
 	}
-	recs, err := decodeWindow(vals[0], vals[1:])
+	var b memory.Begun
+	b.Records, err = decodeWindow(vals[0], vals[2:])
+	if err == nil {
+		b.Summary, err = decodeSummary(vals[1])
+	}
 	if err != nil {
 		// The lease is ours: release it rather than make the next turn wait.
 		s.release(k.lock, token, owners, owned)
-		return nil, nil, fail("begin", key, err)
+		return memory.Begun{}, fail("begin", key, err)
 	}
 	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
 	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
 		n, err := renewScript.Run(ctx, s.client, []string{k.lock}, token, ms).Int()
 		return n == 1, err
 	})
-	end := func(ctx context.Context, recs []memory.Record) (int64, error) {
+	b.End = func(ctx context.Context, recs []memory.Record) (int64, error) {
 		stop()
 		if len(recs) == 0 {
 			s.release(k.lock, token, owners, owned)
@@ -100,7 +104,7 @@ func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w mem
 		s.wakeups.Wake(k.lock)
 		return last, nil
 	}
-	return recs, end, nil
+	return b, nil
 }
 
 // end runs the end script: recs appended and the lease released, one round

@@ -99,7 +99,46 @@ var migrations = []migration{
 		`ALTER TABLE memory_locks_v4 RENAME TO memory_locks`,
 	}},
 	{5, "postgres: turns in one round trip each", nil, []string{beginFunction, endFunction}, nil},
+	// A conversation's running summary (memory.SummaryStore): the text of
+	// the records up to through_seq, folded by a model. memory_begin stays
+	// for processes of the previous version during an upgrade.
+	{6, "running summaries", nil, []string{
+		summariesTable, beginSummaryFunction,
+	}, []string{
+		summariesTable + ` WITHOUT ROWID`,
+	}},
 }
+
+const summariesTable = `CREATE TABLE memory_summaries (
+			tenant      TEXT   NOT NULL,
+			agent       TEXT   NOT NULL,
+			session     TEXT   NOT NULL,
+			through_seq BIGINT NOT NULL,
+			tokens      BIGINT NOT NULL,
+			updated_at  BIGINT NOT NULL,
+			summary     TEXT   NOT NULL,
+			PRIMARY KEY (tenant, agent, session)
+		)`
+
+// beginSummaryFunction is memory_begin followed by the conversation's
+// summary, as one more row: r_seq -2, r_tokens its tokens, r_created its
+// time, r_message its text and r_through its through_seq (0 in the rows
+// of records).
+const beginSummaryFunction = `CREATE FUNCTION memory_begin_summary(p_tenant text, p_agent text, p_session text, p_token text, p_expires bigint,
+	p_lock_now bigint, p_max_tokens bigint, p_limit bigint, p_now bigint,
+	p_kind text[], p_id text[], p_tokens bigint[], p_partial boolean[], p_created bigint[], p_message text[], p_hash text[])
+RETURNS TABLE (r_seq bigint, r_id text, r_tokens bigint, r_partial boolean, r_created bigint, r_message text, r_through bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY
+		SELECT b.r_seq, b.r_id, b.r_tokens, b.r_partial, b.r_created, b.r_message, 0::bigint
+		FROM memory_begin(p_tenant, p_agent, p_session, p_token, p_expires, p_lock_now, p_max_tokens, p_limit, p_now,
+			p_kind, p_id, p_tokens, p_partial, p_created, p_message, p_hash) b;
+	RETURN QUERY
+		SELECT -2::bigint, ''::text, s.tokens, false, s.updated_at, s.summary, s.through_seq FROM memory_summaries s
+		WHERE s.tenant = p_tenant AND s.agent = p_agent AND s.session = p_session;
+END
+$$`
 
 // appendFunction is Append on PostgreSQL as one statement, hence one round
 // trip instead of six (BEGIN, upsert, id lookup, insert, update, COMMIT).

@@ -9,6 +9,7 @@
 //	                 seq 0 is the system record; a unique index on
 //	                 (tenant, agent, session, msg_id) for seq > 0 makes appends idempotent
 //	memory_locks     (tenant, agent, session) → token ("<owner>/<random>"), expires_at: the Locker's leases
+//	memory_summaries (tenant, agent, session) → through_seq, tokens, updated_at, summary (a JSON string): the running summary
 //
 // On SQLite, memory_messages and memory_locks are WITHOUT ROWID tables
 // keyed by their primary key and there is no window index (migration 4):
@@ -93,8 +94,9 @@ func (d dialect) String() string {
 }
 
 // Store is a [memory.Store] over SQL. It also implements [memory.Lister],
-// [memory.Locker], [memory.TurnStore] and [memory.Trimmer]. It is safe for concurrent use, also
-// by several processes sharing one database.
+// [memory.Locker], [memory.TurnStore], [memory.Trimmer] and
+// [memory.SummaryStore]. It is safe for concurrent use, also by several
+// processes sharing one database.
 type Store struct {
 	db      *sql.DB
 	pool    *pgxpool.Pool // owned, closed by Close; nil for SQLite or a borrowed pool
@@ -106,10 +108,11 @@ type Store struct {
 }
 
 var (
-	_ memory.Store   = (*Store)(nil)
-	_ memory.Lister  = (*Store)(nil)
-	_ memory.Locker  = (*Store)(nil)
-	_ memory.Trimmer = (*Store)(nil)
+	_ memory.Store        = (*Store)(nil)
+	_ memory.Lister       = (*Store)(nil)
+	_ memory.Locker       = (*Store)(nil)
+	_ memory.Trimmer      = (*Store)(nil)
+	_ memory.SummaryStore = (*Store)(nil)
 )
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
@@ -180,7 +183,7 @@ func NewPostgres(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 
 func newStore(db *sql.DB, pool *pgxpool.Pool, d dialect) *Store {
 	s := &Store{db: db, pool: pool, dialect: d}
-	s.queries = prepareQueries(s.q)
+	s.queries = prepareQueries(s.q, d)
 	return s
 }
 
@@ -194,7 +197,7 @@ const preparedBatch = 4
 // pool's connections in transactions.
 func (s *Store) prepare(ctx context.Context) error {
 	q := s.queries
-	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.loadNewest, q.lockAcquire, q.lockRelease, q.lockRenew}
+	texts := []string{q.upsertSession, q.selectSystem, q.upsertSystem, q.updateSession, q.loadNewest, q.lockAcquire, q.lockRelease, q.lockRenew, q.selectSummary}
 	for n := 1; n <= preparedBatch; n++ {
 		texts = append(texts, s.insertQuery(n), s.idsQuery(n))
 	}
@@ -290,11 +293,20 @@ type queries struct {
 	loadNewest                                                            string
 	load, deleteMessages, deleteSession, trim, trimCount, list, listAgent string
 	lockAcquire, lockRelease, lockRenew, lockDrop                         string
+	selectSummary, insertSummary, updateSummary, deleteSummary, loadRange string
 }
 
 const cols = `seq, msg_id, tokens, partial, created_at, message`
 
-func prepareQueries(q func(string) string) queries {
+func prepareQueries(q func(string) string, d dialect) queries {
+	// A summary is saved only while its conversation exists: on
+	// PostgreSQL the session row is locked against a concurrent Delete
+	// (FOR KEY SHARE does not wait for appends), which deletes the summary
+	// after the session row.
+	lockSession := ""
+	if d == postgres {
+		lockSession = " FOR KEY SHARE"
+	}
 	return queries{
 		upsertSession: q(`INSERT INTO memory_sessions (tenant, agent, session, last_seq, msg_count, created_at, updated_at)
 			VALUES (?, ?, ?, 0, 0, ?, ?)
@@ -341,6 +353,20 @@ func prepareQueries(q func(string) string) queries {
 		lockRelease: q(`DELETE FROM memory_locks WHERE tenant = ? AND agent = ? AND session = ? AND token = ?`),
 		lockRenew:   q(`UPDATE memory_locks SET expires_at = ? WHERE tenant = ? AND agent = ? AND session = ? AND token = ?`),
 		lockDrop:    q(`DELETE FROM memory_locks WHERE substr(token, 1, ?) = ?`),
+		selectSummary: q(`SELECT through_seq, tokens, updated_at, summary FROM memory_summaries
+			WHERE tenant = ? AND agent = ? AND session = ?`),
+		insertSummary: q(`INSERT INTO memory_summaries (tenant, agent, session, through_seq, tokens, updated_at, summary)
+			SELECT ?, ?, ?, ?, ?, ?, ? FROM (
+				SELECT 1 AS one FROM memory_sessions WHERE tenant = ? AND agent = ? AND session = ? AND last_seq >= ?` + lockSession + `
+			) s WHERE true
+			ON CONFLICT (tenant, agent, session) DO NOTHING`),
+		updateSummary: q(`UPDATE memory_summaries SET through_seq = ?, tokens = ?, updated_at = ?, summary = ?
+			WHERE tenant = ? AND agent = ? AND session = ? AND through_seq = ? AND EXISTS (
+				SELECT 1 FROM memory_sessions WHERE tenant = ? AND agent = ? AND session = ? AND last_seq >= ?` + lockSession + `
+			)`),
+		deleteSummary: q(`DELETE FROM memory_summaries WHERE tenant = ? AND agent = ? AND session = ?`),
+		loadRange: q(`SELECT ` + cols + ` FROM memory_messages WHERE tenant = ? AND agent = ? AND session = ? AND seq > ? AND seq < ?
+			ORDER BY seq`),
 	}
 }
 
@@ -690,13 +716,17 @@ func (s *Store) loadWalk(ctx context.Context, tx *sql.Tx, key memory.Key, w memo
 	return out, nil
 }
 
-// Delete implements [memory.Store].
+// Delete implements [memory.Store]: the conversation's records, its
+// session row and its summary go in one transaction.
 func (s *Store) Delete(ctx context.Context, key memory.Key) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.queries.deleteMessages, key.Tenant, key.Agent, key.Session); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.queries.deleteSession, key.Tenant, key.Agent, key.Session)
+		if _, err := tx.ExecContext(ctx, s.queries.deleteSession, key.Tenant, key.Agent, key.Session); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.queries.deleteSummary, key.Tenant, key.Agent, key.Session)
 		return err
 	})
 	if err != nil {

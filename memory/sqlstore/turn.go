@@ -15,15 +15,16 @@ var _ memory.TurnStore = (*Store)(nil)
 
 // Begin implements [memory.TurnStore]. On SQLite it is one group-committed
 // transaction that takes the lease row (as Lock does), reads the window
-// (as Load does) and appends first; on PostgreSQL one statement, a call of
-// the memory_begin function, which does the same. While another holder
+// (as Load does) and the summary, and appends first; on PostgreSQL one
+// statement, a call of the memory_begin_summary function, which does the
+// same. While another holder
 // has the lease nothing changes, and Begin tries again with Lock's
 // backoff. The lease is renewed by a heartbeat until end, which is one
 // transaction (SQLite) or statement (PostgreSQL, memory_end) too: the last
 // records appended and the lease row deleted if it still holds this
 // holder's token. With no records to append, end releases as Lock's
 // release does.
-func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w memory.Window, first []memory.Record) ([]memory.Record, func(context.Context, []memory.Record) (int64, error), error) {
+func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w memory.Window, first []memory.Record) (memory.Begun, error) {
 	ttl := l.TTL
 	if ttl <= 0 {
 		ttl = memory.DefaultLeaseTTL
@@ -32,31 +33,31 @@ func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w mem
 	now := time.Now().UTC().Round(0)
 	in, err := encodeRecords(first, now)
 	if err != nil {
-		return nil, nil, s.fail("begin", key, err)
+		return memory.Begun{}, s.fail("begin", key, err)
 	}
-	var recs []memory.Record
+	var b memory.Begun
 	err = lease.Acquire(ctx, &s.wakeups, key.String(), func() (bool, error) {
 		var ok bool
 		var err error
 		if s.dialect == postgres {
-			recs, ok, err = s.beginCall(ctx, key, token, ttl, w, in, now)
+			b, ok, err = s.beginCall(ctx, key, token, ttl, w, in, now)
 		} else {
-			recs, ok, err = s.beginTx(ctx, key, token, ttl, w, in, now)
+			b, ok, err = s.beginTx(ctx, key, token, ttl, w, in, now)
 		}
 		return ok, err
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
+			return memory.Begun{}, fmt.Errorf("%w: %s: %w", memory.ErrLockTimeout, key, ctx.Err())
 		}
-		return nil, nil, s.fail("begin", key, err)
+		return memory.Begun{}, s.fail("begin", key, err)
 	}
 	stop := lease.Keep(ttl, func(ctx context.Context) (bool, error) {
 		return s.execOne(ctx, func() []any {
 			return []any{time.Now().Add(ttl).UnixNano(), key.Tenant, key.Agent, key.Session, token}
 		}, s.queries.lockRenew)
 	})
-	end := func(ctx context.Context, recs []memory.Record) (int64, error) {
+	b.End = func(ctx context.Context, recs []memory.Record) (int64, error) {
 		stop()
 		if len(recs) == 0 {
 			s.release(key, token)
@@ -72,14 +73,14 @@ func (s *Store) Begin(ctx context.Context, key memory.Key, l memory.Lease, w mem
 		s.wakeups.Wake(key.String())
 		return last, nil
 	}
-	return recs, end, nil
+	return b, nil
 }
 
 // beginTx is Begin's transaction on SQLite. ok is false when another
 // holder has the lease.
-func (s *Store) beginTx(ctx context.Context, key memory.Key, token string, ttl time.Duration, w memory.Window, in []encoded, now time.Time) (recs []memory.Record, ok bool, err error) {
+func (s *Store) beginTx(ctx context.Context, key memory.Key, token string, ttl time.Duration, w memory.Window, in []encoded, now time.Time) (b memory.Begun, ok bool, err error) {
 	err = s.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		recs, ok = nil, false // a group commit may run this again
+		b, ok = memory.Begun{}, false // a group commit may run this again
 		at := time.Now()
 		res, err := s.execContext(ctx, tx, s.queries.lockAcquire, key.Tenant, key.Agent, key.Session, token, at.Add(ttl).UnixNano(), at.UnixNano())
 		if err != nil {
@@ -88,7 +89,10 @@ func (s *Store) beginTx(ctx context.Context, key memory.Key, token string, ttl t
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return err
 		}
-		if recs, err = s.loadWalk(ctx, tx, key, w); err != nil {
+		if b.Records, err = s.loadWalk(ctx, tx, key, w); err != nil {
+			return err
+		}
+		if b.Summary, err = s.loadSummary(ctx, tx, key); err != nil {
 			return err
 		}
 		if len(in) > 0 {
@@ -99,11 +103,11 @@ func (s *Store) beginTx(ctx context.Context, key memory.Key, token string, ttl t
 		ok = true
 		return nil
 	})
-	return recs, ok, err
+	return b, ok, err
 }
 
 // beginCall is Begin's statement on PostgreSQL.
-func (s *Store) beginCall(ctx context.Context, key memory.Key, token string, ttl time.Duration, w memory.Window, in []encoded, now time.Time) ([]memory.Record, bool, error) {
+func (s *Store) beginCall(ctx context.Context, key memory.Key, token string, ttl time.Duration, w memory.Window, in []encoded, now time.Time) (memory.Begun, bool, error) {
 	var limit any // NULL: no bound
 	if w.MaxMessages > 0 {
 		limit = w.MaxMessages
@@ -115,33 +119,40 @@ func (s *Store) beginCall(ctx context.Context, key memory.Key, token string, ttl
 	at := time.Now()
 	args := append([]any{key.Tenant, key.Agent, key.Session, token, at.Add(ttl).UnixNano(), at.UnixNano(), maxTokens, limit, now.UnixNano()},
 		pgArrays(in)...)
-	rows, err := s.db.QueryContext(ctx, `SELECT r_seq, r_id, r_tokens, r_partial, r_created, r_message
-		FROM memory_begin($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT r_seq, r_id, r_tokens, r_partial, r_created, r_message, r_through
+		FROM memory_begin_summary($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, args...)
 	if err != nil {
-		return nil, false, err
+		return memory.Begun{}, false, err
 	}
 	defer rows.Close()
-	var out []memory.Record
+	var b memory.Begun
 	for rows.Next() {
 		var r memory.Record
-		var created int64
+		var created, through int64
 		var msg string
-		if err := rows.Scan(&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg); err != nil {
-			return nil, false, err
+		if err := rows.Scan(&r.Seq, &r.ID, &r.Tokens, &r.Partial, &created, &msg, &through); err != nil {
+			return memory.Begun{}, false, err
 		}
-		if r.Seq < 0 {
-			return nil, false, rows.Err() // busy
+		switch r.Seq {
+		case -1:
+			return memory.Begun{}, false, rows.Err() // busy
+		case -2:
+			b.Summary = memory.Summary{Through: through, Tokens: r.Tokens, UpdatedAt: time.Unix(0, created).UTC()}
+			if b.Summary.Text, err = decodeSummary(msg); err != nil {
+				return memory.Begun{}, false, err
+			}
+			continue
 		}
 		r.CreatedAt = time.Unix(0, created).UTC()
 		if r.Message, err = decodeMessage(msg); err != nil {
-			return nil, false, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
+			return memory.Begun{}, false, fmt.Errorf("decode message seq %d: %w", r.Seq, err)
 		}
-		out = append(out, r)
+		b.Records = append(b.Records, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return memory.Begun{}, false, err
 	}
-	return out, true, nil
+	return b, true, nil
 }
 
 // end appends a turn's last records and deletes its lease row, in one
