@@ -59,6 +59,11 @@ type SQL struct {
 	// of new conversations a second a commit each is most of the store's
 	// work. Nil on PostgreSQL.
 	creates *sqlgroup.Group
+	// runWrites group-commits workflow checkpoints (on SQLite, in the
+	// same group as creates: one writer): a run's writes, however many of
+	// its nodes finish at once, hold one connection at a time, so the
+	// other requests always find one (SQLite has two).
+	runWrites *sqlgroup.Group
 }
 
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
@@ -94,7 +99,8 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	}
 	s.stmts = map[string]*sql.Stmt{}
 	s.creates = sqlgroup.New(db)
-	for _, q := range []string{qKeyByID, qAgent, qSession, qCreateSession, qTouchSession, qAddUsage, qPutTrace} {
+	s.runWrites = s.creates
+	for _, q := range []string{qKeyByID, qAgent, qSession, qCreateSession, qTouchSession, qAddUsage, qPutTrace, qCheckpointSeq, qSaveCheckpoint, qCheckpointInputs} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
@@ -117,7 +123,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 }
 
 func open(ctx context.Context, db *sql.DB, d dialect) (*SQL, error) {
-	s := &SQL{db: db, d: d}
+	s := &SQL{db: db, d: d, runWrites: sqlgroup.New(db)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -358,6 +364,11 @@ var migrations = []string{
 	CREATE INDEX a2a_tasks_updated ON a2a_tasks(updated_at);`,
 	// An agent's A2A tasks, newest first (A2A ListTasks).
 	`CREATE INDEX a2a_tasks_agent ON a2a_tasks(tenant_id, agent_id, updated_at, id);`,
+	// A run's checkpoints in the order of their first save: saving one
+	// reads the run's largest seq, which without this index read every
+	// checkpoint row of the run, so a run's checkpoints cost the square
+	// of its node runs.
+	`CREATE INDEX workflow_checkpoints_seq ON workflow_checkpoints(tenant_id, run_id, seq);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

@@ -402,21 +402,49 @@ func (p scanPrefix) Scan(dst ...any) error {
 	return p.sc.Scan(append([]any{p.first}, dst...)...)
 }
 
+// Statements of a run's checkpoints, prepared at open on SQLite.
+const (
+	qCheckpointSeq  = `SELECT COALESCE(MAX(seq), 0) FROM workflow_checkpoints WHERE tenant_id = ? AND run_id = ?`
+	qSaveCheckpoint = `INSERT INTO workflow_checkpoints (tenant_id, run_id, key, node_id, inputs, outputs, error, usage, started_at, finished_at, seq)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?))
+			ON CONFLICT (tenant_id, run_id, key) DO UPDATE SET node_id = excluded.node_id, outputs = excluded.outputs, error = excluded.error,
+				usage = excluded.usage, started_at = excluded.started_at, finished_at = excluded.finished_at`
+	qCheckpointInputs = `UPDATE workflow_checkpoints SET inputs = ? WHERE tenant_id = ? AND run_id = ? AND key = ?`
+)
+
+// txRow queries one row of q in tx, through its statement prepared at
+// open when there is one (SQLite).
+func (s *SQL) txRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if p := s.stmts[q]; p != nil {
+		return tx.StmtContext(ctx, p).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, s.d.rebind(q), args...)
+}
+
+// txExecResult executes q in tx, through its statement prepared at open
+// when there is one (SQLite).
+func (s *SQL) txExecResult(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if p := s.stmts[q]; p != nil {
+		return tx.StmtContext(ctx, p).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, s.d.rebind(q), args...)
+}
+
 // SaveWorkflowCheckpoint stores a node's checkpoint when owner holds the
 // run's lease (ErrConflict otherwise: the run was taken over or
 // finished). It replaces the checkpoint stored under cp.Key (a node's
 // start marker, then its result), keeping the inputs recorded with
 // SetWorkflowCheckpointInputs and the order of first saves.
+//
+// Checkpoints are group-committed: the saves of concurrent nodes (of any
+// run) share a transaction, and all of them hold one connection at a time.
 func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner string, cp WorkflowCheckpoint) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.runWrites.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var seq int64
-		if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COALESCE(MAX(seq), 0) FROM workflow_checkpoints WHERE tenant_id = ? AND run_id = ?`), tenant, runID).Scan(&seq); err != nil {
+		if err := s.txRow(ctx, tx, qCheckpointSeq, tenant, runID).Scan(&seq); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO workflow_checkpoints (tenant_id, run_id, key, node_id, inputs, outputs, error, usage, started_at, finished_at, seq)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?))
-			ON CONFLICT (tenant_id, run_id, key) DO UPDATE SET node_id = excluded.node_id, outputs = excluded.outputs, error = excluded.error,
-				usage = excluded.usage, started_at = excluded.started_at, finished_at = excluded.finished_at`),
+		res, err := s.txExecResult(ctx, tx, qSaveCheckpoint,
 			tenant, runID, cp.Key, cp.NodeID, rawOr(cp.Inputs, "null"), rawOr(cp.Outputs, "null"), cp.Error, rawOr(cp.Usage, "null"),
 			microsOrZero(cp.StartedAt), microsOrZero(cp.FinishedAt), seq+1,
 			tenant, runID, owner, RunQueued, RunRunning)
@@ -433,8 +461,12 @@ func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner s
 
 // SetWorkflowCheckpointInputs records the inputs a checkpointed node was
 // given (JSON, secrets already redacted), for the run's history.
+// It is group-committed with the checkpoints.
 func (s *SQL) SetWorkflowCheckpointInputs(ctx context.Context, tenant, runID, key string, inputs json.RawMessage) error {
-	_, err := s.exec(ctx, `UPDATE workflow_checkpoints SET inputs = ? WHERE tenant_id = ? AND run_id = ? AND key = ?`, rawOr(inputs, "null"), tenant, runID, key)
+	err := s.runWrites.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := s.txExecResult(ctx, tx, qCheckpointInputs, rawOr(inputs, "null"), tenant, runID, key)
+		return err
+	})
 	return wrap("checkpoint inputs "+key, err)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,5 +192,33 @@ func TestWorkflows(t *testing.T) {
 				t.Fatalf("another tenant's workflow of the same id went: %v", err)
 			}
 		})
+	}
+}
+
+// TestCheckpointSeqIndexed: saving a checkpoint reads the run's largest
+// seq through an index, not by reading every checkpoint of the run (which
+// made a run's checkpoints cost the square of its nodes).
+func TestCheckpointSeqIndexed(t *testing.T) {
+	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+qCheckpointSeq, "t", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX workflow_checkpoints_seq") {
+		t.Fatalf("plan %q", got)
 	}
 }
