@@ -32,6 +32,20 @@
 // the context cancels the run. Node kinds can be added from Go functions
 // with [Func].
 //
+// A run is bounded by its engine's [Limits] (see [WithLimits]): at most
+// [DefaultNodeRuns] node runs (an iteration counts its items times its
+// nodes, and one that would go over fails before its first item),
+// [DefaultRunBytes] of node inputs and outputs in all (counted as each
+// node finishes, before it is checkpointed), and conditions that evaluate
+// for at most [DefaultConditionTime] over at most [DefaultConditionBytes]
+// of values. A node's outputs and an iteration's results, counted as its
+// items finish, are at most [MaxValueSize] bytes; an iteration runs over
+// at most [MaxItems] items. Conditions run under a guard: the evaluation
+// stops when its time is up or the run is cancelled, and what it makes
+// is bounded (see [Limits]). [Parallelism] bounds the nodes of a run that
+// run at once. A node that reaches a limit fails with an error wrapping
+// [ErrLimit].
+//
 // A run given a [Checkpointer] and a run ID is durable: each finished
 // node is checkpointed before the nodes after it start, and running the
 // same run ID again resumes it, restoring finished nodes instead of

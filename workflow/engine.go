@@ -71,7 +71,68 @@ type Engine struct {
 	svc      Services
 	types    []*NodeType
 	parallel int
+	limits   Limits
 }
+
+// Limits bound what one run may do, so that a short definition given
+// large inputs (an iteration over a long list, nested in another) cannot
+// make a run of unbounded work, memory or storage. A run that reaches a
+// limit fails the node that reached it with an error wrapping [ErrLimit]
+// (its failure policy then applies: nothing over the limit is kept).
+// Zero fields take the defaults.
+type Limits struct {
+	// NodeRuns bounds a run's node runs: the nodes of the workflow, and
+	// for each iteration that starts, its items times the nodes of its
+	// sub-graph, whether each then runs, is skipped or restored. An
+	// iteration that would go over fails before its first item. Default
+	// [DefaultNodeRuns].
+	NodeRuns int
+	// RunBytes bounds the size of everything a run's nodes produce
+	// together: the JSON of each node's inputs and outputs (what a
+	// checkpointer and the run's history keep), counted when the node
+	// finishes, before its checkpoint is saved or its event yielded.
+	// Default [DefaultRunBytes].
+	RunBytes int
+	// ConditionTime bounds the evaluation of a condition node's cases;
+	// ConditionBytes the size of the values they read. Defaults
+	// [DefaultConditionTime] and [DefaultConditionBytes].
+	ConditionTime  time.Duration
+	ConditionBytes int
+}
+
+// The default [Limits].
+const (
+	DefaultNodeRuns       = 5_000
+	DefaultRunBytes       = 64 << 20
+	DefaultConditionTime  = time.Second
+	DefaultConditionBytes = 1 << 20
+)
+
+// withDefaults returns l with its zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	if l.NodeRuns <= 0 {
+		l.NodeRuns = DefaultNodeRuns
+	}
+	if l.RunBytes <= 0 {
+		l.RunBytes = DefaultRunBytes
+	}
+	if l.ConditionTime <= 0 {
+		l.ConditionTime = DefaultConditionTime
+	}
+	if l.ConditionBytes <= 0 {
+		l.ConditionBytes = DefaultConditionBytes
+	}
+	return l
+}
+
+// WithLimits sets the engine's [Limits].
+func WithLimits(l Limits) Option {
+	return func(e *Engine) { e.limits = l.withDefaults() }
+}
+
+// ErrLimit is wrapped by the error of a node that reached one of the
+// run's [Limits], or a bound of the package (MaxItems, MaxValueSize).
+var ErrLimit = errors.New("over the limit")
 
 // Option configures an [Engine].
 type Option func(*Engine)
@@ -81,16 +142,18 @@ func Register(types ...*NodeType) Option {
 	return func(e *Engine) { e.types = append(e.types, types...) }
 }
 
-// Parallelism bounds how many nodes of a graph (the workflow, or one item
-// of an iteration) run at once; 0, the default, leaves it to the graph.
-// The nodes that are ready wait their turn.
+// Parallelism bounds how many nodes of a run run at once: those of the
+// workflow and of all its iterations' items together (an iteration node,
+// which only waits for its items, does not count), and how many items of
+// an iteration run at once, whatever its Concurrency; 0, the default,
+// leaves it to the graph. The nodes that are ready wait their turn.
 func Parallelism(n int) Option {
 	return func(e *Engine) { e.parallel = max(n, 0) }
 }
 
 // New returns an engine that runs nodes with svc.
 func New(svc Services, opts ...Option) *Engine {
-	e := &Engine{svc: svc}
+	e := &Engine{svc: svc, limits: Limits{}.withDefaults()}
 	for _, o := range opts {
 		o(e)
 	}
@@ -266,7 +329,16 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 			yield(Event{}, errors.New("workflow: a checkpointer needs a run id (WithRunID)"))
 			return
 		}
+		if n := len(p.nodes); n > e.limits.NodeRuns {
+			yield(Event{}, fmt.Errorf("workflow: %d nodes: %w of %d node runs", n, ErrLimit, e.limits.NodeRuns))
+			return
+		}
 		r := &runner{e: e, runID: cfg.id, cp: cfg.cp}
+		r.nodeRuns.Store(int64(len(p.nodes)))
+		r.bytes.Store(int64(e.limits.RunBytes))
+		if e.parallel > 0 {
+			r.slots = make(chan struct{}, e.parallel)
+		}
 		if cfg.cp != nil {
 			cps, err := cfg.cp.Completed(ctx, cfg.id)
 			if err != nil {

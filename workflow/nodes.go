@@ -66,9 +66,15 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 		}
 		return nil, out, nil
 	case KindCondition:
+		lim := x.g.r.e.limits
+		cctx, cancel := context.WithTimeout(ctx, lim.ConditionTime)
+		defer cancel()
 		for i := range pn.cases {
-			ok, err := pn.cases[i].eval(sc)
+			ok, err := pn.cases[i].eval(cctx, sc, lim.ConditionBytes)
 			if err != nil {
+				if cctx.Err() != nil && ctx.Err() == nil {
+					err = fmt.Errorf("case %s: evaluation %w of %s", pn.cases[i].id, ErrLimit, lim.ConditionTime)
+				}
 				return nil, nil, err
 			}
 			if ok {
@@ -328,13 +334,20 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 	if len(items) > MaxItems {
 		return nil, nil, fmt.Errorf("items: %d items is over the limit of %d", len(items), MaxItems)
 	}
+	if runs := int64(len(items)) * int64(len(pn.sub.nodes)); !g.r.reserve(runs) {
+		return nil, nil, fmt.Errorf("items: %d items of %d nodes would take the run %w of %d node runs", len(items), len(pn.sub.nodes), ErrLimit, g.r.e.limits.NodeRuns)
+	}
 	in = map[string]any{"items": items}
 	results := make([]any, len(items))
 	if len(items) == 0 {
 		return in, map[string]any{"results": results}, nil
 	}
-	workers := max(1, pn.n.Concurrency)
-	workers = min(workers, len(items))
+	workers := min(max(1, pn.n.Concurrency), len(items))
+	if p := g.r.e.parallel; p > 0 {
+		// No more items at once than nodes can run: more would be
+		// goroutines waiting for a slot.
+		workers = min(workers, p)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	key := g.key(pn)
@@ -344,6 +357,10 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 	}
 	ch := make(chan itemMsg, 16)
 	var next atomic.Int64
+	// size counts the bytes of the results as they are collected: the
+	// first item that takes them over MaxValueSize fails the iteration,
+	// before the others run.
+	var size atomic.Int64
 	var mu sync.Mutex
 	var first error
 	var usage llm.Usage
@@ -371,10 +388,16 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 				if err != nil {
 					return
 				}
-				if results[i], err = pn.output.resolve(sc); err != nil {
+				results[i], err = pn.output.resolve(sc)
+				if err != nil {
+					err = fmt.Errorf("item %d: output: %w", i, err)
+				} else if n := MaxValueSize - valueSize(results[i], MaxValueSize); size.Add(int64(n)) > MaxValueSize {
+					results[i], err = nil, fmt.Errorf("item %d: results %w of %d bytes", i, ErrLimit, MaxValueSize)
+				}
+				if err != nil {
 					mu.Lock()
 					if first == nil {
-						first = fmt.Errorf("item %d: output: %w", i, err)
+						first = err
 						cancel()
 					}
 					mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftlabs/weft/llm"
@@ -18,6 +19,42 @@ type runner struct {
 	cp       Checkpointer
 	restored map[string]*Checkpoint
 	inputs   map[string]any
+
+	// nodeRuns counts the node runs (Limits.NodeRuns); bytes is what is
+	// left of Limits.RunBytes; slots, when the engine has a Parallelism,
+	// holds a token for each node running.
+	nodeRuns atomic.Int64
+	bytes    atomic.Int64
+	slots    chan struct{}
+}
+
+// reserve counts n node runs, or reports false (counting none) when they
+// would take the run over its limit.
+func (r *runner) reserve(n int64) bool {
+	if r.nodeRuns.Add(n) > int64(r.e.limits.NodeRuns) {
+		r.nodeRuns.Add(-n)
+		return false
+	}
+	return true
+}
+
+// charge counts the size of vs against the run's bytes, or fails
+// (counting nothing) when it would take the run over its limit.
+func (r *runner) charge(vs ...any) error {
+	left := r.bytes.Load()
+	rem := int(left)
+	for _, v := range vs {
+		if rem = valueSize(v, rem); rem < 0 {
+			break
+		}
+	}
+	if rem >= 0 {
+		if r.bytes.Add(int64(rem)-left) >= 0 {
+			return nil
+		}
+		r.bytes.Add(left - int64(rem))
+	}
+	return fmt.Errorf("inputs and outputs take the run %w of %d bytes", ErrLimit, r.e.limits.RunBytes)
 }
 
 // graph schedules one run of a plan: the top level, or one item of an
@@ -158,6 +195,9 @@ func (g *graph) launch(i int) {
 		case cp.Finished.IsZero() && cp.Error != "":
 			// It failed and failed the run: it is tried again.
 		case !cp.Finished.IsZero():
+			// Counted as when it ran; it is stored already, so it
+			// fails nothing even over the limit (the nodes after do).
+			_ = g.r.charge(cp.Outputs)
 			res := result{outputs: cp.Outputs, usage: cp.Usage, started: cp.Started, restored: true}
 			if cp.Error != "" {
 				res.err = errors.New(cp.Error)
@@ -186,7 +226,9 @@ func (g *graph) launch(i int) {
 		if g.sendFn == nil {
 			g.sendFn = g.send
 		}
-		res := g.exec(g.ctx, pn, g.sendFn, started)
+		// Nothing of this graph runs, so nothing waits for this
+		// goroutine while it waits for a slot.
+		res := g.execSlot(g.ctx, pn, g.sendFn, started)
 		g.finish(i, res)
 		return
 	}
@@ -195,9 +237,25 @@ func (g *graph) launch(i int) {
 	}
 	g.running++
 	go func() {
-		res := g.exec(g.ctx, pn, func(ev Event) { g.msgs <- msg{idx: i, ev: ev} }, started)
+		res := g.execSlot(g.ctx, pn, func(ev Event) { g.msgs <- msg{idx: i, ev: ev} }, started)
 		g.msgs <- msg{idx: i, done: true, res: res}
 	}()
+}
+
+// execSlot runs a node with exec once the run has a slot for it (see
+// Parallelism). An iteration takes none: it only waits for its items'
+// nodes, which do, so iterations nested in each other cannot hold every
+// slot while their nodes wait for one.
+func (g *graph) execSlot(ctx context.Context, pn *pnode, up func(Event), started time.Time) result {
+	if g.r.slots != nil && pn.n.Kind != KindIteration {
+		select {
+		case g.r.slots <- struct{}{}:
+			defer func() { <-g.r.slots }()
+		case <-ctx.Done():
+			return result{err: ctx.Err(), started: started}
+		}
+	}
+	return g.exec(ctx, pn, up, started)
 }
 
 // finish records node i's result: it applies the failure policy, saves
@@ -326,6 +384,12 @@ func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event), started tim
 		res.inputs, res.outputs, res.err = x.safeRun(actx)
 		if res.err == nil && valueSize(res.outputs, MaxValueSize) < 0 {
 			res.outputs, res.err = nil, fmt.Errorf("outputs over %d bytes", MaxValueSize)
+		}
+		if res.err == nil {
+			if res.err = g.r.charge(res.inputs, res.outputs); res.err != nil {
+				res.outputs = nil
+				attempts = a // trying again would make as much
+			}
 		}
 		if cancel != nil {
 			if res.err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {

@@ -689,8 +689,9 @@ func (c *compiler) compileCases(lv *level, pn *pnode) {
 			c.fault(pn.name, field+".id", "want a unique name other than else, got %q", id)
 		}
 		seen[id] = true
-		prog, refs := c.compileExpr(lv, pn, field+".when", cs.When)
-		pn.cases = append(pn.cases, ccase{id: id, prog: prog, refs: refs})
+		ec := c.compileExpr(lv, pn, field+".when", cs.When)
+		ec.id = id
+		pn.cases = append(pn.cases, ec)
 		for j, next := range cs.Next {
 			c.edge(lv, pn, fmt.Sprintf("%s.next[%d]", field, j), next, edge{routes: []string{id}})
 		}
@@ -942,5 +943,11 @@ type edge struct {
 type ccase struct {
 	id   string
 	prog *vm.Program
-	refs []*ref
+	// refs name the nodes the expression reads, one each; reads are all
+	// its references, by which the size of what it reads is measured,
+	// with the whole inputs or item when it reads them otherwise than by
+	// a constant path.
+	refs               []*ref
+	reads              []*ref
+	allInputs, allItem bool
 }
