@@ -308,6 +308,10 @@ func run(ctx context.Context, o Options) error {
 			return fmt.Errorf("WEFT_WORKFLOW_LEASE=%q: want a duration from 1s to 1h (default %v)", v, DefaultWorkflowLease)
 		}
 	}
+	wfLimits, err := parseWorkflowLimits(o.Getenv)
+	if err != nil {
+		return err
+	}
 	tel, err := startTelemetry(ctx, o.Getenv)
 	if err != nil {
 		return err
@@ -335,7 +339,7 @@ func run(ctx context.Context, o Options) error {
 	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider, Prices: prices,
-		TraceRetention: retention, WorkflowLease: lease, PublicURL: publicURL}
+		TraceRetention: retention, WorkflowLease: lease, PublicURL: publicURL, WorkflowLimits: wfLimits}
 	if rdb != nil {
 		cfg.Redis = rdb
 	}

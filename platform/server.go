@@ -127,6 +127,10 @@ type Config struct {
 	// replica (or the restarted one) resumes its runs within about this
 	// long. The owner renews every third of it.
 	WorkflowLease time.Duration
+	// WorkflowLimits bound workflow runs: per tenant, and each run's
+	// node runs, bytes and conditions. weft serve reads them from the
+	// WEFT_WORKFLOW_* variables (see docs/api.md).
+	WorkflowLimits WorkflowLimits
 }
 
 // Server is the agent platform's HTTP API (see docs/api.md). It is an

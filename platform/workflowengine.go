@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,14 +29,77 @@ import (
 // events as the API streams them. A run acts for the tenant and API key
 // that started it: it sees that tenant's objects only.
 
-// parseStored parses and checks a stored workflow version.
-
-// workflowParallelism bounds how many nodes of one run's graph (the
-// workflow, or one item of an iteration) run at once on the server: a
-// tenant's wide graph (up to 2,000 nodes) waits its turn instead of
-// opening thousands of model calls and connections together.
+// workflowParallelism bounds how many nodes of one run (its iterations'
+// items included) run at once on the server: a tenant's wide graph (up
+// to 2,000 nodes) or long iteration waits its turn instead of opening
+// thousands of model calls and connections, or of goroutines, together.
 const workflowParallelism = 16
 
+// DefaultWorkflowRuns is the default of WorkflowLimits.Runs.
+const DefaultWorkflowRuns = 64
+
+// WorkflowLimits bound the workflow runs of a server (Config.WorkflowLimits),
+// so that one tenant's runs cannot take it over. Zero fields take the
+// defaults.
+type WorkflowLimits struct {
+	// Runs bounds the runs one tenant has going on this server (default
+	// DefaultWorkflowRuns): a run started beyond it is refused (429), so
+	// that no tenant holds the server's goroutines and connections with
+	// runs that wait.
+	Runs int
+	// Run bounds each run: its node runs, the bytes of its nodes' inputs
+	// and outputs, and its conditions' time and inputs (see
+	// workflow.Limits for them and their defaults). A run that reaches one
+	// fails, with an error naming the limit.
+	Run workflow.Limits
+}
+
+func (l WorkflowLimits) withDefaults() WorkflowLimits {
+	if l.Runs <= 0 {
+		l.Runs = DefaultWorkflowRuns
+	}
+	return l
+}
+
+// parseWorkflowLimits reads the workflow limits from the environment
+// (getenv): WEFT_WORKFLOW_RUNS (runs per tenant), WEFT_WORKFLOW_NODE_RUNS,
+// WEFT_WORKFLOW_RUN_BYTES, WEFT_WORKFLOW_CONDITION_TIME (a duration) and
+// WEFT_WORKFLOW_CONDITION_BYTES. Unset variables keep the defaults.
+func parseWorkflowLimits(getenv func(string) string) (WorkflowLimits, error) {
+	var l WorkflowLimits
+	ints := []struct {
+		name     string
+		dst      *int
+		min, max int
+		def      int
+	}{
+		{"WEFT_WORKFLOW_RUNS", &l.Runs, 1, 100_000, DefaultWorkflowRuns},
+		{"WEFT_WORKFLOW_NODE_RUNS", &l.Run.NodeRuns, 1, 10_000_000, workflow.DefaultNodeRuns},
+		{"WEFT_WORKFLOW_RUN_BYTES", &l.Run.RunBytes, 1 << 10, 1 << 40, workflow.DefaultRunBytes},
+		{"WEFT_WORKFLOW_CONDITION_BYTES", &l.Run.ConditionBytes, 1 << 10, workflow.MaxValueSize, workflow.DefaultConditionBytes},
+	}
+	for _, v := range ints {
+		raw := strings.TrimSpace(getenv(v.name))
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < v.min || n > v.max {
+			return l, fmt.Errorf("%s=%q: want an integer from %d to %d (default %d)", v.name, raw, v.min, v.max, v.def)
+		}
+		*v.dst = n
+	}
+	if raw := strings.TrimSpace(getenv("WEFT_WORKFLOW_CONDITION_TIME")); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < time.Millisecond || d > time.Minute {
+			return l, fmt.Errorf("WEFT_WORKFLOW_CONDITION_TIME=%q: want a duration from 1ms to 1m (default %v)", raw, workflow.DefaultConditionTime)
+		}
+		l.Run.ConditionTime = d
+	}
+	return l, nil
+}
+
+// parseStored parses and checks a stored workflow version.
 func parseStored(wf meta.Workflow) (*workflow.Definition, error) {
 	def, err := workflow.Parse(wf.Definition)
 	if err != nil {
@@ -144,7 +208,7 @@ func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed
 		return nil, fmt.Errorf("run %s: inputs: %w", run.ID, err)
 	}
 	red := &runSecrets{}
-	eng := workflow.New(s.workflowServices(run, red), workflow.Parallelism(workflowParallelism))
+	eng := workflow.New(s.workflowServices(run, red), workflow.Parallelism(workflowParallelism), workflow.WithLimits(s.cfg.WorkflowLimits.Run))
 	cp := &runCheckpointer{store: store, tenant: run.TenantID, owner: s.workflows.owner, red: red}
 	feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
 	var outputs map[string]any

@@ -27,11 +27,6 @@ import (
 // DefaultWorkflowLease is how long a run's owner holds it without renewing.
 const DefaultWorkflowLease = 30 * time.Second
 
-// maxTenantRuns bounds the runs one tenant has going on one replica: a
-// run started beyond it is refused (429), so that no tenant holds the
-// replica's goroutines and connections with runs that wait.
-const maxTenantRuns = 64
-
 // Errors that stop a run's execution on this replica.
 var (
 	errRunCancelled = errors.New("the run was cancelled")
@@ -122,7 +117,7 @@ type workflowRunner struct {
 	mu   sync.Mutex
 	live map[string]*liveRun // by tenant + "\x00" + run id
 	// perTenant counts the live runs of each tenant, at most maxPerTenant
-	// (maxTenantRuns) started by requests.
+	// (WorkflowLimits.Runs) started by requests.
 	perTenant    map[string]int
 	maxPerTenant int
 	closing      bool
@@ -135,7 +130,8 @@ func newWorkflowRunner(s *Server, store workflowStore) *workflowRunner {
 	if lease <= 0 {
 		lease = DefaultWorkflowLease
 	}
-	return &workflowRunner{s: s, store: store, owner: s.cfg.Instance, lease: lease, live: map[string]*liveRun{}, perTenant: map[string]int{}, maxPerTenant: maxTenantRuns, stop: make(chan struct{})}
+	return &workflowRunner{s: s, store: store, owner: s.cfg.Instance, lease: lease, live: map[string]*liveRun{}, perTenant: map[string]int{},
+		maxPerTenant: s.cfg.WorkflowLimits.withDefaults().Runs, stop: make(chan struct{})}
 }
 
 // start drops the leases this instance held in a previous process (it is

@@ -1,7 +1,10 @@
 package platform
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +20,7 @@ import (
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider/scripted"
+	"github.com/weftlabs/weft/workflow"
 )
 
 type runAnswer struct {
@@ -505,5 +509,144 @@ func TestWorkflowParallelismBounded(t *testing.T) {
 	}
 	if m := most.Load(); m > workflowParallelism || m < 2 {
 		t.Fatalf("%d http nodes in flight at most, want 2 to %d", m, workflowParallelism)
+	}
+}
+
+// TestWorkflowNodeRunLimit: an iteration that would take a run over its
+// node-run limit fails the run before its first item, with an error
+// naming the limit; the limit is the server's (WorkflowLimits).
+func TestWorkflowNodeRunLimit(t *testing.T) {
+	e := newEnv(t, nil, func(c *Config) { c.WorkflowLimits.Run.NodeRuns = 50 })
+	e.saveWorkflow(map[string]any{"name": "wide", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"xs": map[string]any{"type": "array"}}},
+		map[string]any{"id": "loop", "kind": "iteration", "items": "{{ inputs.xs }}", "output": "{{ nodes.t.outputs.text }}", "nodes": []any{
+			map[string]any{"id": "t", "kind": "template", "template": "{{ item }}"},
+		}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"r": "{{ nodes.loop.outputs.results }}"}},
+	}})
+	run := e.runWorkflow(e.admin, "wide", map[string]any{"xs": make([]any, 60)})
+	if run.Status != meta.RunFailed || !strings.Contains(run.Error, "60 items of 1 nodes would take the run over the limit of 50 node runs") {
+		t.Fatalf("run %+v", run)
+	}
+	for _, n := range run.Nodes {
+		if strings.HasPrefix(n.Key, "loop[") {
+			t.Fatalf("item node %s ran", n.Key)
+		}
+	}
+	if run := e.runWorkflow(e.admin, "wide", map[string]any{"xs": make([]any, 40)}); run.Status != meta.RunSucceeded {
+		t.Fatalf("run within the limit %+v", run)
+	}
+}
+
+// TestWorkflowOutputLimit: items that each copy a 900 KB input fail
+// their iteration once its results pass 8 MiB, before the other items
+// run: what the run stored and answers stays near the limit.
+func TestWorkflowOutputLimit(t *testing.T) {
+	e := newEnv(t, nil)
+	e.saveWorkflow(map[string]any{"name": "copies", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"text": map[string]any{"type": "string"}, "xs": map[string]any{"type": "array"}}},
+		map[string]any{"id": "loop", "kind": "iteration", "items": "{{ inputs.xs }}", "output": "{{ nodes.copy.outputs.text }}", "nodes": []any{
+			map[string]any{"id": "copy", "kind": "template", "template": "{{ index }} {{ inputs.text }}"},
+		}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"r": "{{ nodes.loop.outputs.results }}"}},
+	}})
+	resp := e.do(e.admin, "POST", "/v1/workflows/copies/runs", map[string]any{"inputs": map[string]any{"text": strings.Repeat("x", 900_000), "xs": make([]any, 100)}}, nil)
+	answer := body(resp)
+	var run runAnswer
+	if err := json.Unmarshal([]byte(answer), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != meta.RunFailed || !strings.Contains(run.Error, "results over the limit of 8388608 bytes") {
+		t.Fatalf("run %s: %s", run.Status, run.Error)
+	}
+	cps, err := e.srv.workflows.store.WorkflowCheckpoints(context.Background(), e.tenant(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, cp := range cps {
+		stored += len(cp.Inputs) + len(cp.Outputs)
+	}
+	// The inputs (the start node's outputs; the answer has the run's
+	// too) and ten items of 900 KB (the tenth takes the results over 8
+	// MiB), not a hundred.
+	if stored > 11*901_000 || len(answer) > 12*901_000 {
+		t.Fatalf("%d bytes stored, %d answered", stored, len(answer))
+	}
+}
+
+// TestWorkflowConditionCancel: a run cancelled while a condition
+// evaluates (a pattern whose matching would take hours) ends cancelled.
+func TestWorkflowConditionCancel(t *testing.T) {
+	e := newEnv(t, nil, func(c *Config) { c.WorkflowLimits.Run.ConditionTime = time.Hour })
+	e.saveWorkflow(map[string]any{"name": "regex", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start", "inputs": map[string]any{"text": map[string]any{"type": "string"}}},
+		map[string]any{"id": "check", "kind": "condition", "cases": []any{
+			map[string]any{"when": `none(1..1000, {inputs.text matches ".{0,1000}x"})`, "next": []string{"yes"}}}, "else": []string{"no"}},
+		map[string]any{"id": "yes", "kind": "template", "template": "yes"},
+		map[string]any{"id": "no", "kind": "template", "template": "no"},
+		map[string]any{"id": "end", "kind": "end", "depends_on": []string{"yes", "no"}},
+	}})
+	raw, _ := json.Marshal(map[string]any{"stream": true, "inputs": map[string]any{"text": strings.Repeat("a", 256<<10)}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the run's end, not its speed
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.http.URL+"/v1/workflows/regex/runs", bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	id := resp.Header.Get("Weft-Run-Id")
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 4<<20)
+	var last string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "data: ") {
+			last = line
+		}
+		if strings.Contains(line, `"type":"node.started"`) && strings.Contains(line, `"node_id":"check"`) {
+			if r := e.do(e.admin, "POST", "/v1/workflows/regex/runs/"+id+"/cancel", nil, nil); r.StatusCode != http.StatusAccepted {
+				t.Fatalf("cancel: %d", r.StatusCode)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	if !strings.Contains(last, `"code":"cancelled"`) {
+		t.Fatalf("last event %s", last)
+	}
+	var run runAnswer
+	e.do(e.admin, "GET", "/v1/workflows/regex/runs/"+id, nil, &run)
+	if run.Status != meta.RunCancelled {
+		t.Fatalf("run %+v", run)
+	}
+}
+
+// TestParseWorkflowLimits: the WEFT_WORKFLOW_* variables, and what is
+// refused.
+func TestParseWorkflowLimits(t *testing.T) {
+	env := map[string]string{"WEFT_WORKFLOW_RUNS": "8", "WEFT_WORKFLOW_NODE_RUNS": "20000", "WEFT_WORKFLOW_RUN_BYTES": "1048576",
+		"WEFT_WORKFLOW_CONDITION_TIME": "250ms", "WEFT_WORKFLOW_CONDITION_BYTES": "65536"}
+	l, err := parseWorkflowLimits(func(k string) string { return env[k] })
+	want := WorkflowLimits{Runs: 8, Run: workflow.Limits{NodeRuns: 20000, RunBytes: 1 << 20, ConditionTime: 250 * time.Millisecond, ConditionBytes: 1 << 16}}
+	if err != nil || l != want {
+		t.Fatalf("limits %+v, %v", l, err)
+	}
+	if l, err := parseWorkflowLimits(func(string) string { return "" }); err != nil || l != (WorkflowLimits{}) {
+		t.Fatalf("unset: %+v, %v", l, err)
+	}
+	for k, v := range map[string]string{"WEFT_WORKFLOW_RUNS": "0", "WEFT_WORKFLOW_NODE_RUNS": "lots", "WEFT_WORKFLOW_RUN_BYTES": "-1",
+		"WEFT_WORKFLOW_CONDITION_TIME": "1h", "WEFT_WORKFLOW_CONDITION_BYTES": "16777216"} {
+		if _, err := parseWorkflowLimits(func(n string) string {
+			if n == k {
+				return v
+			}
+			return ""
+		}); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
 	}
 }
