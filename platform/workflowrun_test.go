@@ -525,7 +525,7 @@ func TestWorkflowNodeRunLimit(t *testing.T) {
 		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"r": "{{ nodes.loop.outputs.results }}"}},
 	}})
 	run := e.runWorkflow(e.admin, "wide", map[string]any{"xs": make([]any, 60)})
-	if run.Status != meta.RunFailed || !strings.Contains(run.Error, "60 items of 1 nodes would take the run over the limit of 50 node runs") {
+	if run.Status != meta.RunFailed || !strings.Contains(run.Error, "items: 60 × 1 node runs would take the run over the limit of 50 node runs") {
 		t.Fatalf("run %+v", run)
 	}
 	for _, n := range run.Nodes {

@@ -335,7 +335,7 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 		return nil, nil, fmt.Errorf("items: %d items is over the limit of %d", len(items), MaxItems)
 	}
 	if runs := int64(len(items)) * int64(len(pn.sub.nodes)); !g.r.reserve(runs) {
-		return nil, nil, fmt.Errorf("items: %d items of %d nodes would take the run %w of %d node runs", len(items), len(pn.sub.nodes), ErrLimit, g.r.e.limits.NodeRuns)
+		return nil, nil, fmt.Errorf("items: %d × %d node runs would take the run %w of %d node runs", len(items), len(pn.sub.nodes), ErrLimit, g.r.e.limits.NodeRuns)
 	}
 	in = map[string]any{"items": items}
 	results := make([]any, len(items))
