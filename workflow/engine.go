@@ -131,7 +131,8 @@ func WithLimits(l Limits) Option {
 }
 
 // ErrLimit is wrapped by the error of a node that reached one of the
-// run's [Limits], or a bound of the package (MaxItems, MaxValueSize).
+// run's [Limits] or [MaxItems], or whose outputs, an iteration's results
+// or a value a condition made, went over [MaxValueSize].
 var ErrLimit = errors.New("over the limit")
 
 // Option configures an [Engine].

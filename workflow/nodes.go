@@ -332,7 +332,7 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 		return nil, nil, fmt.Errorf("items: want a list, got %s", typeName(v))
 	}
 	if len(items) > MaxItems {
-		return nil, nil, fmt.Errorf("items: %d items is over the limit of %d", len(items), MaxItems)
+		return nil, nil, fmt.Errorf("items: %d items is %w of %d", len(items), ErrLimit, MaxItems)
 	}
 	if runs := int64(len(items)) * int64(len(pn.sub.nodes)); !g.r.reserve(runs) {
 		return nil, nil, fmt.Errorf("items: %d × %d node runs would take the run %w of %d node runs", len(items), len(pn.sub.nodes), ErrLimit, g.r.e.limits.NodeRuns)

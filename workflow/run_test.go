@@ -507,7 +507,7 @@ nodes:
   - {id: end, kind: end, depends_on: [loop]}
 `)
 	_, err := workflow.Collect(workflow.New(workflow.Services{}).Run(context.Background(), d, map[string]any{"xs": make([]int, workflow.MaxItems+1)}))
-	if err == nil || !strings.Contains(err.Error(), "over the limit") {
+	if !errors.Is(err, workflow.ErrLimit) || !strings.Contains(err.Error(), "10001 items is over the limit of 10000") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -383,7 +383,7 @@ func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event), started tim
 		x.usage = llm.Usage{}
 		res.inputs, res.outputs, res.err = x.safeRun(actx)
 		if res.err == nil && valueSize(res.outputs, MaxValueSize) < 0 {
-			res.outputs, res.err = nil, fmt.Errorf("outputs over %d bytes", MaxValueSize)
+			res.outputs, res.err = nil, fmt.Errorf("outputs %w of %d bytes", ErrLimit, MaxValueSize)
 		}
 		if res.err == nil {
 			if res.err = g.r.charge(res.inputs, res.outputs); res.err != nil {
