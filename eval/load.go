@@ -29,8 +29,12 @@ var SchemaJSON []byte
 // enforced while reading.
 const MaxSuiteBytes = 8 << 20
 
-// maxNodes bounds the YAML nodes a suite expands to (aliases included).
-const maxNodes = 1 << 20
+// maxNodes bounds the YAML nodes a suite expands to (aliases included),
+// and maxDepth their nesting.
+const (
+	maxNodes = 100_000
+	maxDepth = 64
+)
 
 // Error is a mistake in a suite file: the file, the line (0 when
 // unknown), the field (a path such as cases[2].expect.text) and what is
@@ -170,7 +174,7 @@ func decodeYAML(data []byte, name string) (any, map[string]int, error) {
 		return nil, nil, &Error{File: name, Line: extra.Line, Message: "a suite file holds one YAML document"}
 	}
 	c := &converter{name: name, lines: map[string]int{}}
-	v, err := c.value(&doc, "", 0)
+	v, err := c.value(&doc, "", 0, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,12 +209,14 @@ type converter struct {
 	nodes int
 }
 
-func (c *converter) value(n *yaml.Node, at string, depth int) (any, error) {
+// value converts n, found at the JSON pointer at. Nodes reached through
+// an alias keep no line (the alias's own line stands for them).
+func (c *converter) value(n *yaml.Node, at string, depth int, aliased bool) (any, error) {
 	c.nodes++
-	if c.nodes > maxNodes || depth > 200 {
+	if c.nodes > maxNodes || depth > maxDepth {
 		return nil, &Error{File: c.name, Line: n.Line, Field: field(at), Message: "the document is too large or too deep"}
 	}
-	if _, seen := c.lines[at]; !seen {
+	if _, seen := c.lines[at]; !seen && !aliased {
 		c.lines[at] = n.Line
 	}
 	switch n.Kind {
@@ -218,9 +224,9 @@ func (c *converter) value(n *yaml.Node, at string, depth int) (any, error) {
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return c.value(n.Content[0], at, depth+1)
+		return c.value(n.Content[0], at, depth+1, aliased)
 	case yaml.AliasNode:
-		return c.value(n.Alias, at, depth+1)
+		return c.value(n.Alias, at, depth+1, true)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -229,7 +235,7 @@ func (c *converter) value(n *yaml.Node, at string, depth int) (any, error) {
 				return nil, &Error{File: c.name, Line: k.Line, Field: field(at), Message: "keys must be strings"}
 			}
 			if k.Value == "<<" && k.Tag == "!!merge" {
-				merged, err := c.value(vn, at, depth+1)
+				merged, err := c.value(vn, at, depth+1, aliased)
 				if err != nil {
 					return nil, err
 				}
@@ -245,7 +251,7 @@ func (c *converter) value(n *yaml.Node, at string, depth int) (any, error) {
 			if _, dup := m[k.Value]; dup {
 				return nil, &Error{File: c.name, Line: k.Line, Field: field(at + "/" + escape(k.Value)), Message: "key given twice"}
 			}
-			v, err := c.value(vn, at+"/"+escape(k.Value), depth+1)
+			v, err := c.value(vn, at+"/"+escape(k.Value), depth+1, aliased)
 			if err != nil {
 				return nil, err
 			}
@@ -255,7 +261,7 @@ func (c *converter) value(n *yaml.Node, at string, depth int) (any, error) {
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			v, err := c.value(item, at+"/"+strconv.Itoa(i), depth+1)
+			v, err := c.value(item, at+"/"+strconv.Itoa(i), depth+1, aliased)
 			if err != nil {
 				return nil, err
 			}
@@ -290,6 +296,9 @@ func compileSchema(raw []byte) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// A suite's schema stands alone: a $ref to a file or a URL is
+	// refused, never read.
+	c.UseLoader(noLoader{})
 	if err := c.AddResource("mem:///schema.json", doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
@@ -298,6 +307,13 @@ func compileSchema(raw []byte) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	return sch, nil
+}
+
+// noLoader refuses to load any schema by URL.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("a schema may not refer to %s: refer only inside the schema", url)
 }
 
 // validate checks raw against the suite schema; the error names the

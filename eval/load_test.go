@@ -101,6 +101,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml syntax", "name: s\ncases: [\n", "s.yaml:2: did not find expected node content"},
 		{"duplicate key", "name: s\nname: t\n", "s.yaml:2: name: key given twice"},
 		{"two documents", "name: s\n---\nname: t\n", "s.yaml:2: a suite file holds one YAML document"},
+		{"schema reading a file", "name: s\nagent: a\ncases:\n  - id: x\n    user: hi\n    expect:\n      json:\n        schema: {$ref: 'file:///etc/passwd'}\n",
+			"may not refer to file:///etc/passwd"},
 		{"bad schema", "name: s\nagent: a\ncases:\n  - id: x\n    user: hi\n    expect:\n      json:\n        schema: {type: 7}\n",
 			"s.yaml:8: cases[0].expect.json.schema: schema"},
 	} {
