@@ -353,3 +353,55 @@ func TestRemoteAnswerRedacted(t *testing.T) {
 		t.Fatalf("stored %d answers, want 2: %+v", answers, msgs)
 	}
 }
+
+// TestSecretKeyChanged: under another WEFT_SECRET_KEY a stored secret is
+// still listed, and each use — a tool's header, a remote agent's key —
+// fails with an error that names the secret and says what to do (as
+// docs/api.md, "Secrets", describes); nothing reaches the target.
+func TestSecretKeyChanged(t *testing.T) {
+	target := newEchoTarget(t)
+	models := map[string]*scripted.Model{"caller": scripted.New(scripted.SummarizeToolResults(), scripted.CallTool("echo", `{}`))}
+	e := secretsEnv(t, models)
+	a := e.tenantKey("acme")
+	e.do(a, "PUT", "/v1/secrets", map[string]any{"name": "tok", "value": tenantSecret}, nil)
+	var tl toolDef
+	e.do(a, "POST", "/v1/tools", map[string]any{"name": "echo", "kind": "http",
+		"http": map[string]any{"url": target.URL, "headers": map[string]string{"Authorization": "${secret:tok}"}}}, &tl)
+	ag := e.createAgent(a, map[string]any{"name": "caller", "model": "scripted/caller", "tool_ids": []string{tl.ID}})
+	proxy := e.createAgent(a, map[string]any{"name": "proxy", "remote": map[string]any{"url": target.URL, "agent_id": "x", "api_key": "${secret:tok}"}})
+
+	// The same stores, served under another key.
+	cfg := e.srv.cfg
+	cfg.SecretKey = []byte(strings.Repeat("k", 32))
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	after := *e
+	after.srv, after.http = srv, hs
+
+	const want = `secret "tok": the secret was encrypted under another server key; restore the original WEFT_SECRET_KEY or secret.key, or store the secret again`
+	if raw := body(after.do(a, "GET", "/v1/secrets", nil, nil)); !strings.Contains(raw, `"name":"tok"`) {
+		t.Fatalf("list = %s", raw)
+	}
+	var ans api.ChatAnswer
+	after.do(a, "POST", "/v1/agents/"+ag.ID+"/chat", map[string]any{"query": "go"}, &ans)
+	if len(ans.ToolCalls) != 1 || ans.ToolCalls[0].OK || !strings.Contains(ans.ToolCalls[0].Error, want) {
+		t.Fatalf("tool calls = %+v", ans.ToolCalls)
+	}
+	eb := after.wantError(after.do(a, "POST", "/v1/agents/"+proxy.ID+"/chat", map[string]any{"query": "hi"}, nil), http.StatusBadGateway, CodeModelError)
+	if !strings.Contains(eb.Error.Message, want) {
+		t.Fatalf("remote agent error %q", eb.Error.Message)
+	}
+	if target.requests() != 0 {
+		t.Fatalf("the target was reached %d times", target.requests())
+	}
+	// Stored again, it works under the new key.
+	after.do(a, "PUT", "/v1/secrets/tok", map[string]any{"value": tenantSecret}, nil)
+	after.do(a, "POST", "/v1/agents/"+ag.ID+"/chat", map[string]any{"query": "go"}, &ans)
+	if len(ans.ToolCalls) != 1 || !ans.ToolCalls[0].OK || target.requests() != 1 {
+		t.Fatalf("after storing again: tool calls = %+v, %d requests", ans.ToolCalls, target.requests())
+	}
+}
