@@ -205,6 +205,7 @@ func bindField(cfg *config, eng *Engine, what string, f reflect.StructField) (re
 					yield(Event{}, err)
 					return
 				}
+				ctx, _ = p.eng.resumed(ctx, &t)
 				p.eng.Run(ctx, t)(yield)
 			}
 			return []reflect.Value{reflect.ValueOf(seq)}
@@ -225,8 +226,12 @@ func bindField(cfg *config, eng *Engine, what string, f reflect.StructField) (re
 			dst = rp.valuePtr()
 		}
 		t.Output = p.output(dst)
+		ctx, history := eng.resumed(ctx, &t)
 		o, err := eng.run(ctx, &t, nil)
 		if err != nil {
+			return fail(err)
+		}
+		if err := interrupted(o, history); err != nil {
 			return fail(err)
 		}
 		if rp != nil {

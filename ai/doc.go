@@ -54,7 +54,8 @@
 //     a flagged input fails the call with a *ModerationError.
 //  8. The model call, streamed when the caller consumes events. Every
 //     request passes through the TransformRequest function first.
-//  9. The tool loop: a round's calls run concurrently; errors, panics,
+//  9. The tool loop: calls the Approval option picks pause the turn (see
+//     below); a round's calls run concurrently; errors, panics,
 //     unknown tools and bad arguments become error results the model sees
 //     (policies: ToolErrors, UnknownTools, BadToolArguments); immediate
 //     tools end the turn (ImmediateReturn); after MaxToolRounds rounds
@@ -78,6 +79,32 @@
 // A blocking call is the same pipeline with nobody consuming events; there
 // is one loop. Streams yield text through every tool round; breaking out of
 // the loop cancels the model call.
+//
+// # A person in the loop
+//
+// [Approval] takes a tool.Approver — per tool never, always, or a
+// condition over the arguments (tool.Approvals, tool.Always, tool.When) —
+// and pauses a turn before the calls it picks: the round's other calls
+// run, and the turn ends with Outcome.Interrupt (EventInterrupt when
+// streamed; an [*InterruptError] from Func, Bind and StreamFunc) listing
+// the waiting calls with their ids, names and arguments. Nothing waits in
+// the process: with a memory the assistant message with the calls (its
+// record named after the interrupt) and the results of the calls that ran
+// are stored as the turn ends, so the conversation is the checkpoint and
+// any process can resume; without one, Outcome.Messages carry them for
+// the caller's History. A Turn without a Message whose Decisions answer
+// every waiting call resumes: [Approve] runs a call, [Edit] runs it with
+// arguments checked against the tool's JSON Schema first, [Reject] answers
+// the model, as the tool's error result, with the reason. Bad decisions
+// are a [*DecisionError] before anything runs or is stored: an unknown
+// call (ErrUnknownCall), one answered already (ErrResolved, with the
+// stored answer and the turn that stored it), arguments that do not fit
+// (a *tool.ArgumentError naming the field). The answers are stored, named
+// after the resuming turn (ID-r<i>), before the model is called: a second
+// resume finds them and runs nothing, and concurrent resumes of one
+// conversation are serialised by its lease, so exactly one runs the calls.
+// A typed call resumes with the same function, argument and a context
+// from [Resume].
 //
 // # Defaults
 //

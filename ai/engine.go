@@ -89,6 +89,14 @@ type Turn struct {
 	Params *Params
 	// Output asks for a structured answer (see [Output]).
 	Output *Output
+	// Decisions answer the calls a previous turn's Interrupt left waiting,
+	// for a Turn without a Message: one per call (beside ToolResults for
+	// the caller's tools), checked before anything runs
+	// ([*DecisionError] otherwise; nothing is stored). The approved calls
+	// run, the rejections answer the model, and all are stored in memory
+	// before the model is called. The resuming turn needs an ID of its
+	// own: not the interrupt's.
+	Decisions []Decision
 	// ClientTools are tools the caller runs, not the engine: the model is
 	// offered them beside the engine's tools, and a response that calls
 	// any of them ends the turn — the round's calls of the engine's tools
@@ -139,7 +147,9 @@ var errStopped = errors.New("ai: stream consumer stopped")
 
 // Run runs the turn and yields its events: text and reasoning as the model
 // produces them (through every tool round), tool calls and results,
-// retrieval, usage per model call, and finally EventDone with the Outcome.
+// retrieval, usage per model call, and finally EventDone with the Outcome
+// — after EventInterrupt when the turn paused for a person, once the
+// paused turn is stored.
 // A failure ends the stream with the error. Breaking out of the loop
 // cancels the model call.
 func (e *Engine) Run(ctx context.Context, t Turn) iter.Seq2[Event, error] {
@@ -157,6 +167,9 @@ func (e *Engine) Run(ctx context.Context, t Turn) iter.Seq2[Event, error] {
 		}
 		if err != nil {
 			yield(Event{}, err)
+			return
+		}
+		if out.Interrupt != nil && !yield(Event{Kind: EventInterrupt, Interrupt: out.Interrupt}, nil) {
 			return
 		}
 		yield(Event{Kind: EventDone, Outcome: out}, nil)

@@ -31,9 +31,13 @@ const (
 	EventUsage
 	// EventDone ends a successful turn; Outcome holds everything.
 	EventDone
+	// EventInterrupt carries, in Interrupt, the calls a turn paused for
+	// (see [Approval]), just before its EventDone: the paused turn is
+	// stored by then.
+	EventInterrupt
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done"}
+var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done", "interrupt"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -52,6 +56,7 @@ type Event struct {
 	Sources   []rag.Source
 	Usage     llm.Usage
 	Outcome   *Outcome
+	Interrupt *Interrupt
 }
 
 // NoticeKind says what a [Notice] reports.

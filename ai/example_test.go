@@ -2,6 +2,8 @@ package ai_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -248,4 +250,42 @@ func ExampleClock() {
 	answer, err := ask(context.Background(), "What day is it?")
 	fmt.Println(answer, err)
 	// Output: Today is 2026-03-04. What day is it? <nil>
+}
+
+func ExampleApproval() {
+	type Transfer struct {
+		To     string `json:"to"`
+		Amount int    `json:"amount"`
+	}
+	transfer := tool.Func("transfer", "Send money.", func(ctx context.Context, t Transfer) (string, error) {
+		return fmt.Sprintf("sent %d to %s", t.Amount, t.To), nil
+	})
+	model := scripted.New(scripted.Sequence(
+		scripted.CallTool("transfer", `{"to":"bob","amount":500}`),
+		scripted.SummarizeToolResults(),
+	))
+	// Transfers above 100 wait for a person.
+	pay, err := ai.Func[string, string](model, ai.Tools(transfer),
+		ai.Approval(tool.Approvals{"transfer": tool.When(func(t Transfer) bool { return t.Amount > 100 })}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	_, err = pay(ctx, "Send bob 500 euros.")
+	var ie *ai.InterruptError
+	if !errors.As(err, &ie) {
+		fmt.Println(err)
+		return
+	}
+	call := ie.Interrupt.Calls[0]
+	fmt.Println("waiting:", call.Name, call.Arguments)
+
+	// The person lowers the amount; the same call resumes the turn.
+	answer, err := pay(ai.Resume(ctx, ie, ai.Edit(call.ID, json.RawMessage(`{"to":"bob","amount":300}`))), "Send bob 500 euros.")
+	fmt.Println(answer, err)
+	// Output:
+	// waiting: transfer {"to":"bob","amount":500}
+	// transfer returned: [The call ran with arguments a person edited: {"to":"bob","amount":300}]
+	// sent 300 to bob <nil>
 }

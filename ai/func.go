@@ -44,8 +44,12 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 			if err != nil {
 				return out, err
 			}
+			ctx, history := p.eng.resumed(ctx, &t)
 			o, err := p.eng.run(ctx, &t, nil)
 			if err != nil {
+				return out, err
+			}
+			if err := interrupted(o, history); err != nil {
 				return out, err
 			}
 			switch d := any(&out).(type) {
@@ -66,8 +70,12 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 			if err != nil {
 				return zero, err
 			}
+			ctx, history := p.eng.resumed(ctx, &t)
 			o, err := p.eng.run(ctx, &t, nil)
 			if err != nil {
+				return zero, err
+			}
+			if err := interrupted(o, history); err != nil {
 				return zero, err
 			}
 			out := new(Out)
@@ -90,8 +98,12 @@ func Func[In, Out any](model llm.ChatModel, opts ...Option) (func(ctx context.Co
 			dst = rp.valuePtr()
 		}
 		t.Output = p.output(dst)
+		ctx, history := p.eng.resumed(ctx, &t)
 		o, err := p.eng.run(ctx, &t, nil)
 		if err != nil {
+			return zero, err
+		}
+		if err := interrupted(o, history); err != nil {
 			return zero, err
 		}
 		if isResult {
@@ -262,13 +274,22 @@ func (p *plan) textStream(ctx context.Context, build func() (Turn, error)) iter.
 			yield("", err)
 			return
 		}
+		ctx, history := p.eng.resumed(ctx, &t)
 		for ev, err := range p.eng.Run(ctx, t) {
 			if err != nil {
 				yield("", err)
 				return
 			}
-			if ev.Kind == EventText && !yield(ev.Text, nil) {
-				return
+			switch ev.Kind {
+			case EventText:
+				if !yield(ev.Text, nil) {
+					return
+				}
+			case EventDone:
+				if err := interrupted(ev.Outcome, history); err != nil {
+					yield("", err)
+					return
+				}
 			}
 		}
 	}
@@ -281,6 +302,7 @@ func (p *plan) eventStream(ctx context.Context, build func() (Turn, error)) iter
 			yield(Event{}, err)
 			return
 		}
+		ctx, _ = p.eng.resumed(ctx, &t)
 		p.eng.Run(ctx, t)(yield)
 	}
 }

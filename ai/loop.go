@@ -46,10 +46,15 @@ func (s *turnState) loop(ctx context.Context) error {
 			}
 		}
 
-		if len(resp.Message.ToolCalls) > 0 && len(s.t.ClientTools) > 0 && s.clientCalls(resp.Message.ToolCalls) {
-			return s.clientRound(ctx, resp)
-		}
 		if len(resp.Message.ToolCalls) > 0 {
+			wait, err := s.screen(ctx, resp.Message.ToolCalls)
+			if err != nil {
+				return err
+			}
+			if len(wait) > 0 || len(s.t.ClientTools) > 0 && s.clientCalls(resp.Message.ToolCalls) {
+				return s.pauseRound(ctx, resp, wait)
+			}
+
 			if rounds >= c.maxRounds {
 				s.out.Intermediate = append(s.out.Intermediate, *resp)
 				return &ToolRoundsError{Rounds: rounds, Partial: s.out}
@@ -134,15 +139,9 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 		}
 	}
 	first := len(s.out.ToolExecutions)
-	tctx := s.toolContext(ctx)
-	var fw *forwarder
-	if s.emit != nil {
-		fw = &forwarder{emit: s.emit}
-		tctx = context.WithValue(tctx, forwardKey{}, fw)
-	}
-	s.out.ToolExecutions, err = s.e.exec.Run(tctx, calls, s.out.ToolExecutions)
-	if fw != nil && fw.close() {
-		return false, errStopped
+	err = s.runTools(ctx, calls)
+	if err == errStopped {
+		return false, err
 	}
 	execs, ok := s.reportTools(ctx, first)
 	if !ok {
@@ -150,7 +149,7 @@ func (s *turnState) toolRound(ctx context.Context, resp *llm.Response) (done boo
 	}
 	s.out.Intermediate = append(s.out.Intermediate, *resp)
 	if err != nil {
-		return false, fmt.Errorf("ai: %w", err)
+		return false, err
 	}
 	s.msgs = append(s.msgs, resp.Message)
 	s.out.Messages = append(s.out.Messages, resp.Message)
@@ -191,14 +190,16 @@ func (s *turnState) isClientTool(name string) bool {
 	return false
 }
 
-// clientRound ends a turn whose response called the caller's tools: the
-// round's calls of the engine's tools run, and the caller's are pending.
-func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
+// pauseRound ends a turn whose response called the caller's tools or
+// calls that wait for approval (wait): the round's other calls run, the
+// caller's are pending, and the waiting ones are the turn's Interrupt.
+func (s *turnState) pauseRound(ctx context.Context, resp *llm.Response, wait []llm.ToolCall) error {
 	var own []llm.ToolCall
 	for _, call := range resp.Message.ToolCalls {
-		if s.isClientTool(call.Name) {
+		switch {
+		case s.isClientTool(call.Name):
 			s.out.Pending = append(s.out.Pending, call)
-		} else {
+		case !hasCall(wait, call.ID):
 			own = append(own, call)
 		}
 	}
@@ -211,10 +212,8 @@ func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
 	}
 	first := len(s.out.ToolExecutions)
 	if len(own) > 0 {
-		var err error
-		s.out.ToolExecutions, err = s.e.exec.Run(s.toolContext(ctx), own, s.out.ToolExecutions)
-		if err != nil {
-			return fmt.Errorf("ai: %w", err)
+		if err := s.runTools(ctx, own); err != nil {
+			return err
 		}
 	}
 	execs, ok := s.reportTools(ctx, first)
@@ -225,6 +224,39 @@ func (s *turnState) clientRound(ctx context.Context, resp *llm.Response) error {
 	s.out.Messages = append(s.out.Messages, resp.Message)
 	for i := range execs {
 		s.out.Messages = append(s.out.Messages, execs[i].Message())
+	}
+	if len(wait) > 0 {
+		s.out.Interrupt = &Interrupt{ID: s.newInterruptID(), Calls: wait}
+	}
+	return nil
+}
+
+func hasCall(calls []llm.ToolCall, id string) bool {
+	for _, c := range calls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// runTools runs calls of the engine's tools into Outcome.ToolExecutions,
+// passing on the events the tools forward (see [Forward]) when the turn
+// is streamed. It returns errStopped when the consumer stopped reading.
+func (s *turnState) runTools(ctx context.Context, calls []llm.ToolCall) error {
+	tctx := s.toolContext(ctx)
+	var fw *forwarder
+	if s.emit != nil {
+		fw = &forwarder{emit: s.emit}
+		tctx = context.WithValue(tctx, forwardKey{}, fw)
+	}
+	var err error
+	s.out.ToolExecutions, err = s.e.exec.Run(tctx, calls, s.out.ToolExecutions)
+	if fw != nil && fw.close() {
+		return errStopped
+	}
+	if err != nil {
+		return fmt.Errorf("ai: %w", err)
 	}
 	return nil
 }

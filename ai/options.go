@@ -79,6 +79,7 @@ type config struct {
 	chat      *memory.Chat
 	tools     []tool.Tool
 	exec      tool.Executor
+	approver  tool.Approver
 	maxRounds int
 	immediate ImmediateMode
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/weftlabs/weft/guardrail"
 	"github.com/weftlabs/weft/llm"
@@ -57,10 +58,11 @@ func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string,
 		first = append(first, s.record(*user, questionID(t.ID)))
 	}
 	m.stored = len(first)
-	if w.MaxTokens == 0 && t.History == nil {
+	if w.MaxTokens == 0 && t.History == nil && len(t.Decisions) == 0 {
 		// Without a token budget the window's cut does not depend on the
 		// rest of the request: the messages come cut, and from an
-		// in-process store without a copy of their records.
+		// in-process store without a copy of their records. (Decisions
+		// want the records: their ids say which turn resolved a call.)
 		var err error
 		m.exact = true
 		m.hold, s.msgs, err = chat.BeginMessages(ctx, make([]llm.Message, 0, w.MaxMessages+len(t.ToolResults)+5), first...)
@@ -182,8 +184,8 @@ func (s *turnState) prepare(ctx context.Context) error {
 		}
 	}
 	cont := t.Message.Role == "" && t.Message.Parts == nil && t.Message.ToolCalls == nil
-	if !cont && len(t.ToolResults) > 0 {
-		return errors.New("ai: a Turn has a Message or ToolResults, not both")
+	if !cont && (len(t.ToolResults) > 0 || len(t.Decisions) > 0) {
+		return errors.New("ai: a Turn has a Message, or ToolResults and Decisions, not both")
 	}
 	user := t.Message
 	if user.Role == "" {
@@ -306,6 +308,10 @@ func (s *turnState) prepare(ctx context.Context) error {
 	return nil
 }
 
+// storeTimeout bounds storing the answers of calls that ran after the
+// turn's context ended.
+const storeTimeout = 5 * time.Second
+
 // prepareContinue prepares a Turn without a Message: the conversation
 // goes on after the caller's tool results, with no user message, retrieval
 // or input guardrails. Turn.ToolResults are checked against the calls
@@ -314,21 +320,41 @@ func (s *turnState) prepare(ctx context.Context) error {
 func (s *turnState) prepareContinue(ctx context.Context) error {
 	t := s.t
 	results := t.ToolResults
-	if len(results) > 0 {
-		if err := checkToolResults(s.msgs, results); err != nil {
+	if len(results) > 0 || len(t.Decisions) > 0 {
+		ds, err := s.checkAnswers(results, t.Decisions)
+		if err != nil {
 			return err
+		}
+		var decideErr error
+		if len(ds) > 0 {
+			var answers []llm.Message
+			answers, decideErr = s.decide(ctx, ds)
+			if answers == nil {
+				return decideErr
+			}
+			results = append(results[:len(results):len(results)], answers...)
 		}
 		if s.mem != nil {
 			recs := s.mem.buf[:0]
 			for i, m := range results {
 				recs = append(recs, s.record(m, resultID(t.ID, i)))
 			}
-			if err := s.mem.hold.Append(ctx, recs...); err != nil {
-				return fmt.Errorf("ai: %w", err)
+			actx := ctx
+			if ctx.Err() != nil {
+				// The calls ran: their answers are stored all the same.
+				var cancel context.CancelFunc
+				actx, cancel = context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+				defer cancel()
+			}
+			if err := s.mem.hold.Append(actx, recs...); err != nil {
+				return errors.Join(decideErr, fmt.Errorf("ai: %w", err))
 			}
 			s.mem.stored = len(results)
 		}
 		s.out.Messages = append(s.out.Messages, results...)
+		if decideErr != nil {
+			return decideErr
+		}
 	} else if n := len(s.msgs); n == 0 || s.msgs[n-1].Role != llm.RoleTool {
 		return errors.New("ai: a Turn without a Message continues a conversation that ends with tool results; this one does not")
 	}
@@ -430,6 +456,9 @@ func (s *turnState) persist(ctx context.Context, failed error) error {
 		id := ""
 		if i == answer {
 			id = s.t.ID
+			if s.out.Interrupt != nil {
+				id = s.out.Interrupt.ID
+			}
 		}
 		recs = append(recs, s.record(msgs[i], id))
 	}

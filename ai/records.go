@@ -45,39 +45,6 @@ func TurnOfRecord(id string) (turnID string, ok bool) {
 	return id[:i], true
 }
 
-// checkToolResults checks the caller's tool results against the calls
-// waiting for them: those of the conversation's last assistant message
-// that no result follows yet. Each must get exactly one.
-func checkToolResults(history, results []llm.Message) error {
-	var calls []llm.ToolCall
-	answered := 0 // the results already in history, after the calls
-	for i := len(history) - 1; i >= 0; i-- {
-		if m := history[i]; m.Role == llm.RoleAssistant {
-			calls, answered = m.ToolCalls, i+1
-			break
-		}
-	}
-	waiting := func(id string) bool {
-		for _, c := range calls {
-			if c.ID == id {
-				return !answeredIn(history[answered:], id)
-			}
-		}
-		return false
-	}
-	for i, r := range results {
-		if !waiting(r.ToolCallID) || answeredIn(results[:i], r.ToolCallID) {
-			return &ToolResultError{CallID: r.ToolCallID}
-		}
-	}
-	for _, c := range calls {
-		if !answeredIn(history[answered:], c.ID) && !answeredIn(results, c.ID) {
-			return &ToolResultError{CallID: c.ID, Missing: true}
-		}
-	}
-	return nil
-}
-
 // answeredIn reports whether msgs hold a result of call id.
 func answeredIn(msgs []llm.Message, id string) bool {
 	for _, m := range msgs {

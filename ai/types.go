@@ -84,6 +84,12 @@ type Outcome struct {
 	// the caller to run (FinishReason is llm.FinishToolCalls). Message is
 	// the assistant message that made them.
 	Pending []llm.ToolCall
+	// Interrupt, when not nil, ended the turn: calls of the engine's tools
+	// wait for a person's decision (see [Approval]); the round's other calls
+	// ran. Message is the assistant message that made the calls
+	// (FinishReason is llm.FinishToolCalls). Resume with a Turn whose
+	// Decisions answer every waiting call.
+	Interrupt *Interrupt
 	// Partial reports a turn that failed while the model was answering:
 	// Text is what the model had said (memory keeps it as an assistant
 	// record marked Partial). Only the outcome of a failed turn is partial

@@ -15,6 +15,8 @@ type Set struct {
 	specs []llm.ToolSpec
 	index map[string]int
 	names string // "a, b, c", for error messages
+	// checks are the tools' compiled parameter schemas (CheckArguments).
+	checks []checker
 }
 
 // NewSet returns a set of the given tools. Duplicate or invalid names and
@@ -54,6 +56,7 @@ func NewSet(tools ...Tool) (*Set, error) {
 		names[i] = sp.Name
 	}
 	s.names = strings.Join(names, ", ")
+	s.checks = make([]checker, len(s.tools))
 	return s, nil
 }
 

@@ -6,6 +6,11 @@
 // [Tool] is the small interface every tool implements — Go funcs ([Func]),
 // methods ([FromMethods]), and the platform's HTTP, MCP and SQL tools.
 //
+// An [Approver] picks the calls that wait for a person before they run
+// (per tool: [Always], [Never], a condition over the arguments with
+// [When]; package ai pauses the turn for them), and [Set.CheckArguments]
+// checks arguments a person edited against the tool's JSON Schema.
+//
 // For LangChain4j users: [Func] and [FromMethods] take the place of @Tool;
 // a parameter's `description` tag is @P's description and its `default`
 // tag @P(defaultValue = …), filled in when the model leaves the parameter
