@@ -49,6 +49,7 @@ func (s *turnState) call(ctx context.Context, req *llm.Request, buffered bool) (
 // back: what they have not passed is not kept).
 func (s *turnState) streamCall(ctx context.Context, req *llm.Request, buffered bool) (*llm.Response, error) {
 	var acc llm.Accumulator
+	s.calls = s.calls[:0]
 	cut := func(err error) (*llm.Response, error) {
 		if t := acc.Text(); t != "" && !buffered {
 			s.out.Text, s.out.Partial = t, true
@@ -67,6 +68,10 @@ func (s *turnState) streamCall(ctx context.Context, req *llm.Request, buffered b
 			}
 		case llm.ChunkReasoning:
 			if !s.emit(Event{Kind: EventReasoning, Text: ch.Text}) {
+				return cut(errStopped)
+			}
+		case llm.ChunkToolCallStart, llm.ChunkToolCallDelta:
+			if !buffered && !s.callDelta(ch) {
 				return cut(errStopped)
 			}
 		}
@@ -93,4 +98,55 @@ func (s *turnState) emitWhole(resp *llm.Response, buffered bool) error {
 		return errStopped
 	}
 	return nil
+}
+
+// streamedCall is a tool call of the response being streamed: its id and
+// name as far as they are known, and the argument fragments held until
+// both are.
+type streamedCall struct {
+	index    int
+	id, name string
+	held     []byte
+	open     bool // its first EventToolCallDelta was emitted
+}
+
+// callDelta passes a tool call chunk on as an EventToolCallDelta once the
+// call's id and name are known (the first non-empty ones win, as in
+// llm.Accumulator); it returns false when the consumer stopped reading.
+func (s *turnState) callDelta(ch llm.Chunk) bool {
+	var c *streamedCall
+	for i := range s.calls {
+		if s.calls[i].index == ch.Index {
+			c = &s.calls[i]
+			break
+		}
+	}
+	if c == nil {
+		s.calls = append(s.calls, streamedCall{index: ch.Index})
+		c = &s.calls[len(s.calls)-1]
+	}
+	if ch.Type == llm.ChunkToolCallStart {
+		if c.id == "" {
+			c.id = ch.ToolCallID
+		}
+		if c.name == "" {
+			c.name = ch.ToolName
+		}
+	}
+	call := llm.ToolCall{ID: c.id, Name: c.name}
+	switch {
+	case c.open && ch.Type == llm.ChunkToolCallDelta:
+		return s.emit(Event{Kind: EventToolCallDelta, ToolCall: call, Text: ch.Text})
+	case c.open:
+		return true
+	case ch.Type == llm.ChunkToolCallDelta:
+		c.held = append(c.held, ch.Text...)
+	}
+	if c.id == "" || c.name == "" {
+		return true
+	}
+	c.open = true
+	held := string(c.held)
+	c.held = nil
+	return s.emit(Event{Kind: EventToolCallDelta, ToolCall: call, Text: held})
 }

@@ -246,6 +246,8 @@ type turnState struct {
 	mod  *moderation
 	// mem is the turn's memory state, nil without memory.
 	mem *memTurn
+	// calls are the tool calls of the response being streamed (callDelta).
+	calls []streamedCall
 
 	// The outcome and room for a typical turn (one tool round), allocated
 	// with the state in one piece.

@@ -35,9 +35,18 @@ const (
 	// (see [Approval]), just before its EventDone: the paused turn is
 	// stored by then.
 	EventInterrupt
+	// EventToolCallDelta carries a piece of a tool call as the model
+	// streams it: the call's ID and Name in ToolCall (Arguments empty) and
+	// the next fragment of its JSON arguments in Text. A call's first
+	// EventToolCallDelta comes once its id and name are known, with the
+	// fragments received until then (possibly none); the fragments of a
+	// call, in order, are its arguments. EventToolCall follows with the
+	// whole call. Only streamed model calls have them, and not while output
+	// guardrails buffer the answer ([GuardBuffer]).
+	EventToolCallDelta
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done", "interrupt"}
+var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done", "interrupt", "tool_call_delta"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -49,8 +58,12 @@ func (k EventKind) String() string {
 
 // Event is one step of a streamed turn.
 type Event struct {
-	Kind      EventKind
-	Text      string
+	Kind EventKind
+	// Text is a piece of answer text or reasoning, or a fragment of a tool
+	// call's arguments (EventToolCallDelta).
+	Text string
+	// ToolCall is the call of EventToolCall, and the call a fragment belongs
+	// to in EventToolCallDelta.
 	ToolCall  llm.ToolCall
 	Execution *tool.Execution
 	Sources   []rag.Source

@@ -58,7 +58,7 @@ func TestEventStream(t *testing.T) {
 			out = ev.Outcome
 		}
 	}
-	want := []string{"usage", "tool_call", "tool_result", "text", "usage", "done"}
+	want := []string{"tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call_delta", "usage", "tool_call", "tool_result", "text", "usage", "done"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("events %q, want %q", kinds, want)
 	}
@@ -233,5 +233,81 @@ func TestForwardFromTool(t *testing.T) {
 	}
 	if ai.Forward(context.Background(), ai.Event{Kind: ai.EventText}) {
 		t.Error("Forward outside a streamed turn reported delivery")
+	}
+}
+
+// callStreamer streams one response of two tool calls as the OpenAI driver
+// may: the first call's id and name open it, the second's id arrives last
+// (after its fragments), then answers "done".
+type callStreamer struct{ turns int }
+
+func (m *callStreamer) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return llm.Collect(m.Stream(ctx, req))
+}
+
+func (m *callStreamer) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		m.turns++
+		chunks := []llm.Chunk{llm.TextChunk("done"), llm.FinishChunk(llm.FinishStop)}
+		if m.turns == 1 {
+			chunks = []llm.Chunk{
+				llm.ToolCallStartChunk(0, "c1", "lookup"),
+				llm.ToolCallDeltaChunk(0, `{"q":`),
+				llm.ToolCallStartChunk(1, "", "weather"),
+				llm.ToolCallDeltaChunk(1, `{"city":`),
+				llm.ToolCallDeltaChunk(0, `"x"}`),
+				llm.ToolCallDeltaChunk(1, `"Rome"}`),
+				llm.ToolCallStartChunk(1, "c2", "weather"),
+				llm.FinishChunk(llm.FinishToolCalls),
+			}
+		}
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// TestEventToolCallDeltas: a streamed tool call is passed on as it comes —
+// each call's first delta once its id and name are known (with what arrived
+// before), then each fragment — before the whole call; with output
+// guardrails buffering the answer, no deltas.
+func TestEventToolCallDeltas(t *testing.T) {
+	t.Parallel()
+	type delta struct{ id, name, text string }
+	run := func(opts ...ai.Option) (deltas []delta, kinds []string) {
+		e, err := ai.NewEngine(&callStreamer{}, append(opts, ai.Tools(weatherTool()))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ev, err := range e.Run(context.Background(), ai.Turn{Message: llm.UserMessage("x and weather?"), ClientTools: []llm.ToolSpec{lookupSpec}}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds = append(kinds, ev.Kind.String())
+			if ev.Kind == ai.EventToolCallDelta {
+				if ev.ToolCall.Arguments != "" {
+					t.Errorf("a delta carries arguments %q", ev.ToolCall.Arguments)
+				}
+				deltas = append(deltas, delta{ev.ToolCall.ID, ev.ToolCall.Name, ev.Text})
+			}
+		}
+		return deltas, kinds
+	}
+	deltas, kinds := run()
+	want := []delta{{"c1", "lookup", ""}, {"c1", "lookup", `{"q":`}, {"c1", "lookup", `"x"}`}, {"c2", "weather", `{"city":"Rome"}`}}
+	if !slices.Equal(deltas, want) {
+		t.Errorf("deltas %q\nwant %q", deltas, want)
+	}
+	wantKinds := []string{"tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call", "tool_call", "tool_result", "done"}
+	if !slices.Equal(kinds, wantKinds) {
+		t.Errorf("events %q\nwant %q", kinds, wantKinds)
+	}
+	pass := guardrail.OutputFunc(func(_ context.Context, r guardrail.OutputRequest) guardrail.Verdict {
+		return guardrail.Verdict{Action: guardrail.Pass}
+	})
+	if deltas, _ := run(ai.OutputGuardrails(0, pass)); len(deltas) != 0 {
+		t.Errorf("buffered by output guardrails: deltas %q", deltas)
 	}
 }
