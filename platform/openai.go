@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -482,7 +483,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		finish := "stop"
 		if len(ans.Pending) > 0 {
 			finish = "tool_calls"
-			msg.ToolCalls = chatToolCalls(ans.Pending, false)
+			msg.ToolCalls = chatToolCalls(ans.Pending)
 			if ans.Answer == "" {
 				msg.Content = nil
 			}
@@ -515,6 +516,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			s.metrics.activeStreams.Dec()
 		}
 	}()
+	var calls toolCallStream
 	for ev, err := range events {
 		if err != nil {
 			if sw == nil {
@@ -534,12 +536,19 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 			if chunk(api.ChunkDelta{Content: &text}, nil) != nil {
 				return
 			}
+		case turn.ToolCallDelta:
+			start()
+			if chunk(api.ChunkDelta{ToolCalls: []api.ChatToolCall{calls.delta(ev.Tool.ID, ev.Tool.Name, ev.Text)}}, nil) != nil {
+				return
+			}
 		case turn.Completed:
 			start()
 			stopReason := "stop"
 			if len(ev.Answer.Pending) > 0 {
 				stopReason = "tool_calls"
-				chunk(api.ChunkDelta{ToolCalls: chatToolCalls(ev.Answer.Pending, true)}, nil)
+				if rest := calls.rest(ev.Answer.Pending); len(rest) > 0 {
+					chunk(api.ChunkDelta{ToolCalls: rest}, nil)
+				}
 			}
 			chunk(api.ChunkDelta{}, &stopReason)
 			if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
@@ -551,14 +560,53 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// chatToolCalls are calls of the client's tools in OpenAI's shape; indexed
-// for a stream chunk.
-func chatToolCalls(calls []llm.ToolCall, indexed bool) []api.ChatToolCall {
+// chatToolCalls are calls of the client's tools in OpenAI's shape.
+func chatToolCalls(calls []llm.ToolCall) []api.ChatToolCall {
 	out := make([]api.ChatToolCall, len(calls))
 	for i, c := range calls {
 		out[i] = api.ChatToolCall{ID: c.ID, Type: "function", Function: api.ChatFunctionCall{Name: c.Name, Arguments: c.Arguments}}
-		if indexed {
-			out[i].Index = &i
+	}
+	return out
+}
+
+// toolCallStream passes the calls of the client's tools on to a stream as
+// the model streams them, as OpenAI streams them: a call's first chunk has
+// its index, id, type and name (and the arguments so far), the next ones
+// only the index and the next fragment of the arguments.
+type toolCallStream struct {
+	ids  []string // the calls passed on, by index
+	args [][]byte // the arguments passed on, by index
+}
+
+// delta is the chunk's tool call of one piece of call id.
+func (ts *toolCallStream) delta(id, name, fragment string) api.ChatToolCall {
+	i := slices.Index(ts.ids, id)
+	if i < 0 {
+		i = len(ts.ids)
+		ts.ids = append(ts.ids, id)
+		ts.args = append(ts.args, []byte(fragment))
+		return api.ChatToolCall{Index: &i, ID: id, Type: "function", Function: api.ChatFunctionCall{Name: name, Arguments: fragment}}
+	}
+	ts.args[i] = append(ts.args[i], fragment...)
+	return api.ChatToolCall{Index: &i, Function: api.ChatFunctionCall{Arguments: fragment}}
+}
+
+// rest is what completes the turn's pending calls: a call not passed on
+// comes whole (the model was not streamed, or its id and name came with
+// nothing else), a call passed on in part with the rest of its arguments.
+// What was passed on is the start of a call's arguments: they are its
+// fragments, in order.
+func (ts *toolCallStream) rest(pending []llm.ToolCall) []api.ChatToolCall {
+	var out []api.ChatToolCall
+	for _, c := range pending {
+		i := slices.Index(ts.ids, c.ID)
+		if i < 0 {
+			i = len(ts.ids)
+			ts.ids = append(ts.ids, c.ID)
+			ts.args = append(ts.args, []byte(c.Arguments))
+			out = append(out, api.ChatToolCall{Index: &i, ID: c.ID, Type: "function", Function: api.ChatFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		} else if rest, ok := strings.CutPrefix(c.Arguments, string(ts.args[i])); ok && rest != "" {
+			out = append(out, api.ChatToolCall{Index: &i, Function: api.ChatFunctionCall{Arguments: rest}})
 		}
 	}
 	return out

@@ -1,7 +1,13 @@
 package platform
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -333,12 +339,141 @@ func TestOpenAIClientTools(t *testing.T) {
 		t.Fatalf("a result for an answered call: %d %+v", resp.StatusCode, eb)
 	}
 
-	// Streamed: the calls in one chunk, then finish_reason tool_calls.
+	// Streamed: the call as the model streams it (the scripted model in
+	// three fragments), then finish_reason tool_calls.
 	resp = e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "clock", "stream": true, "messages": []any{ask}, "tools": tools}, nil)
 	b := body(resp)
-	if !strings.Contains(b, `"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"UTC\"}"}}]`) ||
+	if got := streamedToolCalls(t, b); len(got) != 4 || got[0] != `0 call_1 function get_time ""` || got[1] != `0    "{\"tz"` ||
 		!strings.Contains(b, `"finish_reason":"tool_calls"`) || !strings.HasSuffix(b, "data: [DONE]\n\n") {
-		t.Fatalf("stream: %s", b)
+		t.Fatalf("stream: %q\n%s", got, b)
+	}
+}
+
+// streamedToolCalls lists the tool_calls deltas of an OpenAI stream, one
+// "index id type name arguments" line each (arguments quoted), and checks
+// that each call's arguments put together are {"tz":"UTC"}.
+func streamedToolCalls(t *testing.T, stream string) []string {
+	t.Helper()
+	var out []string
+	args := map[int]string{}
+	for line := range strings.Lines(stream) {
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c api.ChatCompletionChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %s: %v", data, err)
+		}
+		for _, ch := range c.Choices {
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Index == nil {
+					t.Fatalf("a tool call delta without an index: %s", data)
+				}
+				out = append(out, fmt.Sprintf("%d %s %s %s %q", *tc.Index, tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments))
+				args[*tc.Index] += tc.Function.Arguments
+			}
+		}
+	}
+	for i, a := range args {
+		if a != `{"tz":"UTC"}` {
+			t.Errorf("call %d: arguments %q", i, a)
+		}
+	}
+	return out
+}
+
+// heldCallModel streams a call of the client's get_time in two fragments
+// and holds the second until release.
+type heldCallModel struct{ release chan struct{} }
+
+func (m *heldCallModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return llm.Collect(m.Stream(ctx, req))
+}
+
+func (m *heldCallModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		if !yield(llm.ToolCallStartChunk(0, "call_h", "get_time"), nil) || !yield(llm.ToolCallDeltaChunk(0, `{"tz":`), nil) {
+			return
+		}
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			yield(llm.Chunk{}, ctx.Err())
+			return
+		}
+		if yield(llm.ToolCallDeltaChunk(0, `"UTC"}`), nil) {
+			yield(llm.FinishChunk(llm.FinishToolCalls), nil)
+		}
+	}
+}
+
+// TestOpenAIClientToolCallStreams: the call of a client tool reaches the
+// client as the model streams it — its index, id, type and name first, then
+// each fragment of its arguments while the model is still producing the
+// next — and calls of the agent's own tools in the same response do not.
+func TestOpenAIClientToolCallStreams(t *testing.T) {
+	held := &heldCallModel{release: make(chan struct{})}
+	e := newEnv(t, nil, func(c *Config) {
+		c.OpenModel = func(spec string) (*llm.Model, error) {
+			return llm.New(held, llm.WithName(spec), llm.WithRetries(0)), nil
+		}
+	})
+	e.createAgent(e.admin, map[string]any{"name": "clock"})
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "get_time", "parameters": map[string]any{"type": "object"}}}}
+	reqBody, _ := json.Marshal(map[string]any{"model": "clock", "stream": true, "tools": tools,
+		"messages": []any{map[string]any{"role": "user", "content": "time?"}}})
+	req, _ := http.NewRequest("POST", e.http.URL+"/v1/chat/completions", bytes.NewReader(reqBody))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %s", resp.Status)
+	}
+	// Read up to the first fragment while the model holds the second.
+	r := bufio.NewReader(resp.Body)
+	var read strings.Builder
+	for !strings.Contains(read.String(), `"arguments":"{\"tz\":"`) {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before the held model was released: %v\n%s", err, read.String())
+		}
+		read.WriteString(line)
+	}
+	close(held.release)
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := read.String() + string(rest)
+	if got := streamedToolCalls(t, b); len(got) != 3 || got[0] != `0 call_h function get_time ""` || got[1] != `0    "{\"tz\":"` || got[2] != `0    "\"UTC\"}"` ||
+		!strings.Contains(b, `"finish_reason":"tool_calls"`) || !strings.HasSuffix(b, "data: [DONE]\n\n") {
+		t.Fatalf("stream: %q\n%s", got, b)
+	}
+
+	// The agent's own tool (here a delegate) called in the same response,
+	// first: its call runs server-side and is not in the stream, and the
+	// client's call is the stream's call 0.
+	mixed := scripted.New(scripted.Rule{Respond: func(req *llm.Request) (*llm.Response, error) {
+		if len(req.Tools) == 0 || req.Messages[len(req.Messages)-1].Role == llm.RoleTool {
+			return &llm.Response{Message: llm.AssistantMessage("noon")}, nil
+		}
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "call_d", Name: req.Tools[0].Name, Arguments: `{"query":"the time, please"}`},
+			{ID: "call_c", Name: "get_time", Arguments: `{"tz":"UTC"}`},
+		}}, FinishReason: llm.FinishToolCalls}, nil
+	}})
+	e2 := newEnv(t, mixed)
+	helper := e2.createAgent(e2.admin, map[string]any{"name": "helper"})
+	e2.createAgent(e2.admin, map[string]any{"name": "boss", "delegate_agent_ids": []string{helper.ID}})
+	b = body(e2.do(e2.admin, "POST", "/v1/chat/completions", map[string]any{"model": "boss", "stream": true, "tools": tools,
+		"messages": []any{map[string]any{"role": "user", "content": "time?"}}}, nil))
+	if got := streamedToolCalls(t, b); len(got) != 4 || got[0] != `0 call_c function get_time ""` || strings.Contains(b, "call_d") {
+		t.Fatalf("stream: %q\n%s", got, b)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -264,6 +265,12 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 			}
 			rounds.text.WriteString(ev.Text)
 			serr = in.sink(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
+		case ai.EventToolCallDelta:
+			// The caller sees its own tools' calls as they come (the
+			// OpenAI-compatible stream); the agent's run server-side.
+			if slices.ContainsFunc(in.clientTools, func(c llm.ToolSpec) bool { return c.Name == ev.ToolCall.Name }) {
+				serr = in.sink(turn.Event{Kind: turn.ToolCallDelta, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name}, Text: ev.Text})
+			}
 		case ai.EventToolCall:
 			obs.toolCall(ev.ToolCall.ID)
 			rounds.call(ev.ToolCall)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/weftlabs/weft/llmtest"
@@ -14,7 +16,8 @@ import (
 // helper, API errors in OpenAI's terms (an unknown model, a wrong key,
 // fields of the wrong type), session continuity through X-Weft-Session, a
 // conversation sent as history, a structured answer and a client-side tool
-// round trip (blocking, and streamed through the SDK's helper).
+// round trip (blocking, streamed through the SDK's helper, and read raw:
+// the call's arguments in the fragments the upstream streamed).
 // It needs `npm ci` in that folder; .ci/run does it and sets
 // WEFT_TEST_NODE=1, which turns the skip into a failure.
 func TestOpenAINodeClient(t *testing.T) {
@@ -30,6 +33,7 @@ func TestOpenAINodeClient(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		llmtest.Reply("It is 21 °C in Paris."),
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_r", Name: "get_weather", Arguments: `{"city":"Rome"}`}}, ArgChunks: 3},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_m", Name: "get_weather", Arguments: `{"city":"Madrid"}`}}, ArgChunks: 4},
 	)
 	t.Cleanup(up.Close)
 	url, key := inProcess(t, up)
@@ -89,6 +93,16 @@ func TestOpenAINodeClient(t *testing.T) {
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
 		} `json:"tools_stream"`
+		ToolsRaw struct {
+			Deltas []struct {
+				Index     int     `json:"index"`
+				ID        *string `json:"id"`
+				Type      *string `json:"type"`
+				Name      *string `json:"name"`
+				Arguments *string `json:"arguments"`
+			} `json:"deltas"`
+			Finish string `json:"finish"`
+		} `json:"tools_raw"`
 		Error *struct {
 			Status     int    `json:"status"`
 			Code       string `json:"code"`
@@ -146,8 +160,8 @@ func TestOpenAINodeClient(t *testing.T) {
 	// The session carried history to the model: the third request holds
 	// the two earlier turns.
 	reqs := up.Requests()
-	if len(reqs) != 8 {
-		t.Fatalf("%d upstream requests, want 8", len(reqs))
+	if len(reqs) != 9 {
+		t.Fatalf("%d upstream requests, want 9", len(reqs))
 	}
 	var roles []string
 	for _, m := range reqs[2].Messages {
@@ -224,6 +238,24 @@ func TestOpenAINodeClient(t *testing.T) {
 	}
 	if ts := got.ToolsStream; ts.Finish != "tool_calls" || ts.Name != "get_weather" || ts.Arguments != `{"city":"Rome"}` {
 		t.Errorf("streamed client tool call = %+v", ts)
+	}
+	// Read raw, the call came as the upstream streamed it: a first delta
+	// with index, id, type and name, then its four argument fragments.
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	var deltas []string
+	var args strings.Builder
+	for _, d := range got.ToolsRaw.Deltas {
+		deltas = append(deltas, fmt.Sprintf("%d %s %s %s", d.Index, str(d.ID), str(d.Type), str(d.Name)))
+		args.WriteString(str(d.Arguments))
+	}
+	want = []string{"0 call_m function get_weather", "0 null null null", "0 null null null", "0 null null null", "0 null null null"}
+	if mustJSON(deltas) != mustJSON(want) || args.String() != `{"city":"Madrid"}` || got.ToolsRaw.Finish != "tool_calls" {
+		t.Errorf("raw streamed tool call: deltas %v, arguments %q, finish %q\nwant %v", deltas, args.String(), got.ToolsRaw.Finish, want)
 	}
 
 	msgs, err := c.Messages(t.Context(), b.Session)

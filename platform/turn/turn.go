@@ -57,6 +57,12 @@ const (
 	Retrieval
 	// TextDelta: a piece of the answer (Text).
 	TextDelta
+	// ToolCallDelta: a piece of a call of one of Input.ClientTools as the
+	// model streams it: Tool.ID and Tool.Name (no Arguments), and Text the
+	// next fragment of its JSON arguments; a call's first ToolCallDelta
+	// comes once its id and name are known, and its fragments, in order,
+	// are its arguments. ToolCall follows with the whole call.
+	ToolCallDelta
 	// ToolCall: the model called a tool (Tool: ID, Name, Arguments).
 	ToolCall
 	// ToolResult: a tool call's outcome (Tool).

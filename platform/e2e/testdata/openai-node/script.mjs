@@ -191,4 +191,30 @@ out.tools_stream = {
   arguments: streamedCall.choices[0].message.tool_calls?.[0]?.function.arguments ?? null,
 };
 
+// The same call read raw: OpenAI's tool_calls deltas — index, id, type and
+// name first, then each fragment of the arguments as the model streams it.
+const raw = await client.chat.completions.create({
+  model,
+  messages: [{ role: "user", content: "Weather in Madrid?" }],
+  tools,
+  stream: true,
+});
+const deltas = [];
+let rawFinish = null;
+for await (const chunk of raw) {
+  for (const c of chunk.choices) {
+    for (const tc of c.delta?.tool_calls ?? []) {
+      deltas.push({
+        index: tc.index,
+        id: tc.id ?? null,
+        type: tc.type ?? null,
+        name: tc.function?.name ?? null,
+        arguments: tc.function?.arguments ?? null,
+      });
+    }
+    if (c.finish_reason) rawFinish = c.finish_reason;
+  }
+}
+out.tools_raw = { deltas, finish: rawFinish };
+
 process.stdout.write(JSON.stringify(out) + "\n");
