@@ -14,8 +14,12 @@ import (
 // with its outputs; and, for a node with effects outside the run that is
 // not idempotent, also when it starts (Finished and Error empty: a resumed
 // run will not run it again) and when it fails the run (Finished empty,
-// Error set: a resumed run tries it again). A checkpoint replaces an
-// earlier one with the same Key.
+// Error set: a resumed run tries it again); and when it waits for a
+// person (Waiting set). A checkpoint replaces an earlier one with the
+// same Key. Beside a node's own (Key: its key), the results of its Steps
+// and the answers to its questions are checkpoints of their own, keyed
+// "KEY#step:NAME" and "KEY#answer:NAME": each result is stored once, and
+// a checkpoint holds one node's result, never the run's whole state.
 type Checkpoint struct {
 	NodeID string `json:"node_id"`
 	// Key is the node's ID, prefixed inside an iteration by the iteration
@@ -28,6 +32,10 @@ type Checkpoint struct {
 	Usage    llm.Usage `json:"usage,omitzero"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
+	// Waiting is the open question of a node that waits for a person
+	// (Finished empty); on the checkpoint of an answer, the question it
+	// answers.
+	Waiting *Interrupt `json:"waiting,omitempty"`
 }
 
 // Checkpointer keeps the checkpoints of runs. Save is called by the run's
@@ -71,6 +79,14 @@ func (m *MemoryCheckpointer) Save(ctx context.Context, runID string, cp Checkpoi
 	}
 	run[cp.Key] = b
 	return nil
+}
+
+// Delete removes the checkpoints of run runID: a run's checkpoints go
+// with the run, when its record expires.
+func (m *MemoryCheckpointer) Delete(runID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.runs, runID)
 }
 
 // Completed returns the checkpoints of run runID, ordered by key.

@@ -49,6 +49,14 @@ const (
 	KindTemplate Kind = "template"
 	// KindEnd declares the workflow's outputs.
 	KindEnd Kind = "end"
+	// KindHuman waits for a person: the run stops there, waiting, with an
+	// open [Interrupt] carrying the rendered Message and the answer's type
+	// (OutputSchema), until a run answers it ([WithAnswer]); the answer's
+	// fields become the node's outputs, beside "timed_out" (false). With a
+	// Timeout, a run after the deadline takes the OnTimeout branch
+	// ("timed_out" true, the answer's fields null) or, without one, fails
+	// the node with an error wrapping [ErrTimedOut].
+	KindHuman Kind = "human"
 )
 
 // MaxDefinitionSize is the largest definition [Parse] reads, in bytes.
@@ -110,9 +118,10 @@ type Node struct {
 	System string `json:"system,omitempty"`
 	// Prompt (llm) is the user message template.
 	Prompt string `json:"prompt,omitempty"`
-	// OutputSchema (llm, tool, http) declares an object whose properties
-	// become outputs of the node: an llm node asks the model for it; tool
-	// and http nodes parse their result as JSON into it.
+	// OutputSchema (llm, tool, http, human) declares an object whose
+	// properties become outputs of the node: an llm node asks the model
+	// for it; tool and http nodes parse their result as JSON into it; a
+	// human node's answer must fit it.
 	OutputSchema *Schema `json:"output_schema,omitempty"`
 
 	// Agent (agent) names the agent; Query (agent, knowledge) is the
@@ -153,10 +162,17 @@ type Node struct {
 	// Template (template) is the text template.
 	Template string `json:"template,omitempty"`
 
+	// Message (human) is the template of what the person is asked;
+	// OnTimeout lists the nodes a run takes when nobody answered before
+	// the node's Timeout (instead of the node's other successors).
+	Message   string   `json:"message,omitempty"`
+	OnTimeout []string `json:"on_timeout,omitempty"`
+
 	// Outputs (end) maps output names to values.
 	Outputs map[string]any `json:"outputs,omitempty"`
 
 	// Timeout bounds one attempt of the node ("30s"); zero means none.
+	// A human node's is how long it waits for its answer.
 	Timeout Duration `json:"timeout,omitzero"`
 	// Retry says how often and how patiently a failed node is tried again.
 	Retry *Retry `json:"retry,omitempty"`

@@ -1,6 +1,6 @@
 // Package workflow runs workflows: typed, durable directed acyclic graphs
 // of model calls, agent turns, knowledge recall, tools, HTTP requests,
-// conditions, iterations and templates, written as data (JSON or YAML) and
+// conditions, iterations, templates and people, written as data (JSON or YAML) and
 // checked when they are saved rather than when they run.
 //
 // A [Definition] is parsed with [Parse] and checked with
@@ -52,4 +52,26 @@
 // running them. A node with effects outside the run (agent, tool, http,
 // Func kinds) that started and never finished is run again only when it
 // is marked idempotent.
+//
+// # A person in the loop
+//
+// A human node ([KindHuman]: a message template, the answer's schema, a
+// timeout with a timeout branch) and a Go node calling [Pause] stop the
+// run for a person. Nothing waits in the process: the question is
+// checkpointed as an open [Interrupt], the rest of the run goes as far as
+// it can without the node, and the run ends with WorkflowWaiting (the
+// run's status is waiting; [Result].Waiting lists its interrupts). Running
+// the run again [WithAnswer] checks the answer against the interrupt's
+// schema (an [*AnswerError] naming the field leaves the run waiting, as
+// do answers to unknown, answered or expired interrupts) and resumes:
+// finished nodes are restored and never run again, nodes that still wait
+// stay so without running — pauses on parallel branches are answered one
+// by one, and a join waits for both — and the answered node runs again
+// from its first line: a human node takes the answer as its outputs, a Go
+// node's Pause returns it, and the work before it that must not repeat
+// goes through [Step], whose result is checkpointed once. Deadlines are
+// checked against the engine's [Clock] when a run runs; a run after one
+// takes the timeout branch. Checkpoints hold one result each (a node's
+// outputs, a Step's result, an answer), never the run's state, and go
+// with the run ([MemoryCheckpointer.Delete]).
 package workflow

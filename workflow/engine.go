@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/weftlabs/weft/llm"
@@ -72,6 +73,7 @@ type Engine struct {
 	types    []*NodeType
 	parallel int
 	limits   Limits
+	now      func() time.Time
 }
 
 // Limits bound what one run may do, so that a short definition given
@@ -154,7 +156,7 @@ func Parallelism(n int) Option {
 
 // New returns an engine that runs nodes with svc.
 func New(svc Services, opts ...Option) *Engine {
-	e := &Engine{svc: svc, limits: Limits{}.withDefaults()}
+	e := &Engine{svc: svc, limits: Limits{}.withDefaults(), now: time.Now}
 	for _, o := range opts {
 		o(e)
 	}
@@ -164,12 +166,15 @@ func New(svc Services, opts ...Option) *Engine {
 // EventType says what an [Event] reports.
 type EventType string
 
-// The event types, in the order a run produces them.
+// The event types, in the order a run produces them. A run that waits for
+// a person ends with WorkflowWaiting instead of WorkflowFinished.
 const (
 	WorkflowStarted  EventType = "workflow.started"
 	NodeStarted      EventType = "node.started"
 	NodeDelta        EventType = "node.delta"
+	NodeWaiting      EventType = "node.waiting"
 	NodeFinished     EventType = "node.finished"
+	WorkflowWaiting  EventType = "workflow.waiting"
 	WorkflowFinished EventType = "workflow.finished"
 )
 
@@ -192,8 +197,11 @@ const (
 // NodeStarted has Node, Key, Kind; NodeDelta adds Delta (model or agent
 // text as it is produced); NodeFinished adds Status, Inputs (the values
 // the node was given after its templates were filled), Outputs, Error,
-// Usage, Latency, Attempts and Restored; WorkflowFinished has the run's
-// Outputs (those of its end nodes), total Usage and Latency.
+// Usage, Latency, Attempts and Restored; NodeWaiting has the node's open
+// question in Interrupts (and Inputs, Usage when it ran);
+// WorkflowFinished has the run's Outputs (those of its end nodes), total
+// Usage and Latency; WorkflowWaiting, the run's every open question in
+// Interrupts, Usage and Latency.
 type Event struct {
 	Type  EventType `json:"type"`
 	RunID string    `json:"run_id,omitempty"`
@@ -212,8 +220,9 @@ type Event struct {
 	Attempts int            `json:"attempts,omitempty"`
 	// Restored says the node finished in an earlier attempt of the run
 	// and its outputs come from its checkpoint.
-	Restored bool      `json:"restored,omitempty"`
-	Time     time.Time `json:"time"`
+	Restored   bool        `json:"restored,omitempty"`
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	Time       time.Time   `json:"time"`
 }
 
 // NodeError is the error that ends a run when a node fails and its policy
@@ -244,9 +253,10 @@ var ErrInputs = errors.New("workflow: invalid inputs")
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	id     string
-	cp     Checkpointer
-	redact func(string) string
+	id      string
+	cp      Checkpointer
+	redact  func(string) string
+	answers []answer
 }
 
 // WithRedact applies f to every string of the events' inputs, outputs,
@@ -330,6 +340,10 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 			yield(Event{}, errors.New("workflow: a checkpointer needs a run id (WithRunID)"))
 			return
 		}
+		if len(cfg.answers) > 0 && cfg.cp == nil {
+			yield(Event{}, errors.New("workflow: an answer needs the run's checkpointer (WithCheckpointer)"))
+			return
+		}
 		if n := len(p.nodes); n > e.limits.NodeRuns {
 			yield(Event{}, fmt.Errorf("workflow: %d nodes: %w of %d node runs", n, ErrLimit, e.limits.NodeRuns))
 			return
@@ -349,7 +363,17 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 			if len(cps) > 0 {
 				r.restored = make(map[string]*Checkpoint, len(cps))
 				for i := range cps {
-					r.restored[cps[i].Key] = &cps[i]
+					if strings.Contains(cps[i].Key, "#") {
+						r.remember(&cps[i]) // a Step's result or an answer
+					} else {
+						r.restored[cps[i].Key] = &cps[i]
+					}
+				}
+			}
+			for _, a := range cfg.answers {
+				if err := r.answer(ctx, a); err != nil {
+					yield(Event{}, err)
+					return
 				}
 			}
 		}
@@ -379,6 +403,11 @@ func (e *Engine) Run(ctx context.Context, d *Definition, inputs map[string]any, 
 			yield(Event{}, err)
 			return
 		}
+		if len(g.waits) > 0 {
+			sortInterrupts(g.waits)
+			emit(Event{Type: WorkflowWaiting, RunID: r.runID, Interrupts: g.waits, Usage: g.usage, Latency: time.Since(began), Time: time.Now()})
+			return
+		}
 		outs := map[string]any{}
 		for _, i := range p.ends {
 			for k, v := range g.sc.outs[i] {
@@ -396,6 +425,9 @@ type Result struct {
 	// Nodes holds the NodeFinished event of every node, in the order they
 	// finished.
 	Nodes []Event
+	// Waiting holds the open questions of a run that waits for a person
+	// (it has no Outputs yet).
+	Waiting []Interrupt
 }
 
 // Collect drains a run's events into its outputs, usage and node events.
@@ -410,6 +442,8 @@ func Collect(events iter.Seq2[Event, error]) (*Result, error) {
 			res.Nodes = append(res.Nodes, ev)
 		case WorkflowFinished:
 			res.Outputs, res.Usage = ev.Outputs, ev.Usage
+		case WorkflowWaiting:
+			res.Waiting, res.Usage = ev.Interrupts, ev.Usage
 		}
 	}
 	return res, nil

@@ -128,3 +128,54 @@ nodes:
 	// done restored: 0
 	// done restored: 3
 }
+
+func ExampleWithAnswer() {
+	d, _ := workflow.Parse([]byte(`
+name: expense
+nodes:
+  - {id: start, kind: start, inputs: {amount: {type: integer}}}
+  - id: approve
+    kind: human
+    message: "Approve an expense of {{inputs.amount}} EUR?"
+    timeout: 48h
+    on_timeout: [reject]
+    output_schema: {type: object, required: [ok], properties: {ok: {type: boolean}}}
+  - {id: pay, kind: template, template: "paid (approved: {{nodes.approve.outputs.ok}})"}
+  - {id: reject, kind: template, template: "nobody answered"}
+  - {id: end, kind: end, depends_on: [pay, reject], outputs: {pay: "{{nodes.pay.outputs.text}}", reject: "{{nodes.reject.outputs.text}}"}}
+`))
+	if err := d.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	e := workflow.New(workflow.Services{})
+	cp := workflow.NewMemoryCheckpointer() // a database in a server: the run survives restarts
+	ctx := context.Background()
+
+	// The run stops at the human node: nothing waits in the process.
+	res, err := workflow.Collect(e.Run(ctx, d, map[string]any{"amount": 120}, workflow.WithRunID("run-7"), workflow.WithCheckpointer(cp)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in := res.Waiting[0]
+	fmt.Println(in.ID, "asks:", in.Message)
+
+	// An answer that does not fit the schema is refused; the run still waits.
+	_, err = workflow.Collect(e.Run(ctx, d, nil, workflow.WithRunID("run-7"), workflow.WithCheckpointer(cp),
+		workflow.WithAnswer(in.ID, map[string]any{"ok": "sure"})))
+	fmt.Println(err)
+
+	// Later, anywhere: the answer resumes the run.
+	res, err = workflow.Collect(e.Run(ctx, d, nil, workflow.WithRunID("run-7"), workflow.WithCheckpointer(cp),
+		workflow.WithAnswer(in.ID, map[string]any{"ok": true})))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Outputs["pay"], res.Outputs["reject"])
+	// Output:
+	// run-7:approve asks: Approve an expense of 120 EUR?
+	// workflow: answer to run-7:approve: ok: want boolean, got string
+	// paid (approved: true) <nil>
+}

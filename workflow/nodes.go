@@ -26,6 +26,9 @@ type nodeRun struct {
 	pn    *pnode
 	up    func(Event)
 	usage llm.Usage
+	// pending is the question the node asked and waits for (see Pause).
+	mu      sync.Mutex
+	pending *Interrupt
 }
 
 func (x *nodeRun) delta(text string) {
@@ -145,6 +148,8 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 		return x.http(ctx)
 	case KindIteration:
 		return x.iterate(ctx)
+	case KindHuman:
+		return x.human(ctx)
 	}
 	if pn.custom != nil {
 		var args map[string]any
@@ -157,7 +162,7 @@ func (x *nodeRun) run(ctx context.Context) (in, out map[string]any, err error) {
 				return nil, nil, fmt.Errorf("args: %w", err)
 			}
 		}
-		out, err := pn.custom.run(ctx, args)
+		out, err := pn.custom.run(context.WithValue(ctx, nodeKey{}, x), args)
 		return args, out, err
 	}
 	return nil, nil, fmt.Errorf("unknown kind %q", n.Kind)
@@ -364,6 +369,7 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 	var mu sync.Mutex
 	var first error
 	var usage llm.Usage
+	var waits []Interrupt // of the items that wait for a person
 	for range workers {
 		go func() {
 			defer func() { ch <- itemMsg{done: true} }()
@@ -387,6 +393,12 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 				mu.Unlock()
 				if err != nil {
 					return
+				}
+				if len(sub.waits) > 0 {
+					mu.Lock()
+					waits = append(waits, sub.waits...)
+					mu.Unlock()
+					continue
 				}
 				results[i], err = pn.output.resolve(sc)
 				if err != nil {
@@ -417,6 +429,9 @@ func (x *nodeRun) iterate(ctx context.Context) (in, out map[string]any, err erro
 	x.usage = usage
 	if first != nil {
 		return in, nil, first
+	}
+	if len(waits) > 0 {
+		return in, nil, &waitError{all: waits}
 	}
 	return in, map[string]any{"results": results}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,10 @@ type runner struct {
 	nodeRuns atomic.Int64
 	bytes    atomic.Int64
 	slots    chan struct{}
+
+	// memo holds the checkpoints of Step results and answers, by key.
+	memoMu sync.Mutex
+	memo   map[string]*Checkpoint
 }
 
 // reserve counts n node runs, or reports false (counting none) when they
@@ -79,6 +84,8 @@ type graph struct {
 	usage   llm.Usage
 	err     error
 	gone    bool // emit returned false: nobody listens any more
+	// waits are the open questions of the nodes that wait.
+	waits []Interrupt
 }
 
 // msg is what a node running on its own goroutine sends its coordinator:
@@ -99,6 +106,8 @@ type result struct {
 	started  time.Time
 	attempts int
 	restored bool
+	// wait, when set, says the node waits for a person: it did not finish.
+	wait *waitState
 }
 
 func newGraph(r *runner, p *plan, sc *scope, prefix string, emit func(Event) bool) *graph {
@@ -192,6 +201,15 @@ func (g *graph) launch(i int) {
 	var marker bool
 	if cp := g.r.restored[key]; cp != nil {
 		switch {
+		case cp.Waiting != nil && cp.Finished.IsZero() && cp.Error == "":
+			in := cp.Waiting
+			if g.r.memoized(answerKey(in.Key, in.Name)) == nil && !g.r.expired(in) {
+				// Still waiting: the node does not run.
+				g.wait(i, result{wait: &waitState{own: in, all: []Interrupt{*in}}, started: cp.Started, restored: true})
+				return
+			}
+			// Answered, or past its deadline: it runs again from its first
+			// line, finding its answer and its Steps' results.
 		case cp.Finished.IsZero() && cp.Error != "":
 			// It failed and failed the run: it is tried again.
 		case !cp.Finished.IsZero():
@@ -261,6 +279,12 @@ func (g *graph) execSlot(ctx context.Context, pn *pnode, up func(Event), started
 // finish records node i's result: it applies the failure policy, saves
 // the checkpoint, reports the node and decides its outgoing edges.
 func (g *graph) finish(i int, res result) {
+	if res.wait != nil {
+		if g.err == nil {
+			g.wait(i, res)
+		}
+		return
+	}
 	pn := g.p.nodes[i]
 	status := Succeeded
 	ev := g.event(NodeFinished, pn)
@@ -307,6 +331,9 @@ func (g *graph) finish(i int, res result) {
 				// The node did not finish, but it is known to have
 				// failed: a resumed run may try it again.
 				cp := Checkpoint{NodeID: pn.n.ID, Key: ev.Key, Error: ev.Error, Started: res.started}
+				if prev := g.r.restored[ev.Key]; prev != nil {
+					cp.Waiting = prev.Waiting // the question it gave up on
+				}
 				if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
 					g.fail(fmt.Errorf("workflow: checkpoint %s: %w", ev.Key, err))
 					return
@@ -319,6 +346,9 @@ func (g *graph) finish(i int, res result) {
 	ev.Status, ev.Outputs = status, res.outputs
 	if g.r.cp != nil && !res.restored {
 		cp := Checkpoint{NodeID: pn.n.ID, Key: ev.Key, Outputs: res.outputs, Error: ev.Error, Usage: res.usage, Started: res.started, Finished: ev.Time}
+		if prev := g.r.restored[ev.Key]; prev != nil {
+			cp.Waiting = prev.Waiting // the question it answered or gave up on
+		}
 		if err := g.r.cp.Save(g.ctx, g.r.runID, cp); err != nil {
 			g.fail(fmt.Errorf("workflow: checkpoint %s: %w", ev.Key, err))
 			return
@@ -328,12 +358,11 @@ func (g *graph) finish(i int, res result) {
 	g.usage = g.usage.Add(res.usage)
 	g.send(ev)
 	errBranch := status == Failed && pn.n.OnError != nil && pn.n.OnError.Action == Branch
-	if errBranch {
-		status = Skipped // for the edges: only error edges are live
-	}
-	if errBranch {
+	timeoutBranch := status == Succeeded && pn.n.Kind == KindHuman && res.outputs["timed_out"] == true
+	if errBranch || timeoutBranch {
+		status = Skipped // for the edges: only error (timeout) edges are live
 		for _, e := range pn.edges {
-			if e.onError {
+			if errBranch && e.onError || timeoutBranch && e.onTimeout {
 				g.live[e.to]++
 			}
 		}
@@ -346,7 +375,7 @@ func (g *graph) finish(i int, res result) {
 func (g *graph) decide(pn *pnode, status Status, outputs map[string]any) {
 	for _, e := range pn.edges {
 		live := false
-		if status != Skipped && !e.onError {
+		if status != Skipped && !e.onError && !e.onTimeout {
 			if e.routes == nil {
 				live = true
 			} else if b, _ := outputs["branch"].(string); slices.Contains(e.routes, b) {
@@ -377,11 +406,28 @@ func (g *graph) exec(ctx context.Context, pn *pnode, up func(Event), started tim
 	for a := 1; ; a++ {
 		res.attempts = a
 		actx, cancel := ctx, context.CancelFunc(nil)
-		if t := pn.n.Timeout; t > 0 {
+		if t := pn.n.Timeout; t > 0 && pn.n.Kind != KindHuman { // a human node's bounds its wait
 			actx, cancel = context.WithTimeout(ctx, time.Duration(t))
 		}
 		x.usage = llm.Usage{}
+		x.pending = nil
 		res.inputs, res.outputs, res.err = x.safeRun(actx)
+		var we *waitError
+		if x.pending != nil || errors.As(res.err, &we) {
+			// It waits for a person: no retry, nothing of it kept but its
+			// question.
+			if cancel != nil {
+				cancel()
+			}
+			res.usage = res.usage.Add(x.usage)
+			res.outputs, res.err = nil, nil
+			if x.pending != nil {
+				res.wait = &waitState{own: x.pending, all: []Interrupt{*x.pending}}
+			} else {
+				res.wait = &waitState{all: we.all}
+			}
+			return res
+		}
 		if res.err == nil && valueSize(res.outputs, MaxValueSize) < 0 {
 			res.outputs, res.err = nil, fmt.Errorf("outputs %w of %d bytes", ErrLimit, MaxValueSize)
 		}

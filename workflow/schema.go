@@ -109,13 +109,23 @@ func assignable(to, from *Schema) bool {
 	return true
 }
 
+// fieldError is a value that does not fit its schema: the path of the
+// value the message is about, the path of the field at fault (a missing
+// field's own, inside the object the message names) and what is wrong.
+type fieldError struct {
+	path, field, msg string
+}
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
 // conform checks that v, a value decoded from JSON (or made by Go code),
 // has type s, and returns it with integers as int64 where s says integer.
+// Its error is a *fieldError.
 func (s *Schema) conform(path string, v any) (any, error) {
 	if s.typ() == "" || v == nil {
 		return v, nil
 	}
-	bad := func() error { return fmt.Errorf("%s: want %s, got %s", path, s.Type, typeName(v)) }
+	bad := func() error { return &fieldError{path, path, fmt.Sprintf("want %s, got %s", s.Type, typeName(v))} }
 	switch s.Type {
 	case TypeString:
 		if _, ok := v.(string); !ok {
@@ -156,7 +166,7 @@ func (s *Schema) conform(path string, v any) (any, error) {
 		}
 		for _, name := range s.Required {
 			if _, ok := m[name]; !ok {
-				return nil, fmt.Errorf("%s: missing field %q", path, name)
+				return nil, &fieldError{path, path + "." + name, fmt.Sprintf("missing field %q", name)}
 			}
 		}
 		for name, ps := range s.Properties {
@@ -172,7 +182,7 @@ func (s *Schema) conform(path string, v any) (any, error) {
 	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return equalJSON(e, v) }) {
 		got, _ := json.Marshal(v)
 		want, _ := json.Marshal(s.Enum)
-		return nil, fmt.Errorf("%s: %s is not one of %s", path, got, want)
+		return nil, &fieldError{path, path, fmt.Sprintf("%s is not one of %s", got, want)}
 	}
 	return v, nil
 }

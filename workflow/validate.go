@@ -213,6 +213,7 @@ var kindFields = map[Kind][]string{
 	KindIteration: {"items", "concurrency", "nodes", "output"},
 	KindTemplate:  {"template"},
 	KindEnd:       {"outputs"},
+	KindHuman:     {"message", "output_schema", "on_timeout"},
 }
 
 var commonFields = []string{"id", "kind", "title", "depends_on", "timeout", "retry", "on_error", "idempotent"}
@@ -337,6 +338,19 @@ func (c *compiler) compileNode(lv *level, pn *pnode) {
 	case KindTemplate:
 		c.require(pn, "template", n.Template)
 		pn.prompt = c.template(lv, pn, "template", n.Template)
+	case KindHuman:
+		c.require(pn, "message", n.Message)
+		pn.prompt = c.template(lv, pn, "message", n.Message)
+		c.outputSchema(pn, "timed_out")
+		if n.Retry != nil {
+			c.fault(name, "retry", "a human node is asked once; it is not retried")
+		}
+		if len(n.OnTimeout) > 0 && n.Timeout <= 0 {
+			c.fault(name, "on_timeout", "a timeout branch needs a timeout")
+		}
+		for j, next := range n.OnTimeout {
+			c.edge(lv, pn, fmt.Sprintf("on_timeout[%d]", j), next, edge{onTimeout: true})
+		}
 	default:
 		if pn.custom != nil {
 			pn.args = c.value(lv, pn, "args", anyMap(n.Args))
@@ -579,6 +593,9 @@ func (c *compiler) nodeSchema(lv *level, i int) *Schema {
 		props["branch"] = stringSchema
 	case KindTemplate:
 		props["text"] = stringSchema
+	case KindHuman:
+		props["timed_out"] = boolSchema
+		addOut()
 	case KindIteration:
 		item := anySchema
 		if n.Output != nil && pn.level != nil {
@@ -768,7 +785,7 @@ func (c *compiler) edge(lv *level, pn *pnode, field, id string, e edge) {
 		c.fault(pn.name, field, "a node cannot follow itself")
 		return
 	}
-	if e.routes == nil && !e.onError { // depends_on: id → pn
+	if e.routes == nil && !e.onError && !e.onTimeout { // depends_on: id → pn
 		addEdge(lv.p.nodes[j], pn.idx, e)
 		return
 	}
@@ -786,8 +803,8 @@ func addEdge(pn *pnode, to int, e edge) {
 			continue
 		}
 		switch {
-		case old.onError:
-		case e.onError:
+		case old.onError || old.onTimeout:
+		case e.onError || e.onTimeout:
 			*old = e
 		case e.routes != nil:
 			old.routes = append(old.routes, e.routes...)
@@ -927,17 +944,19 @@ type pnode struct {
 // edge leads from a node to node to. A plain edge is live when its node
 // succeeds (or continues after a failure); a route edge when the
 // condition's branch is one of routes; an error edge when the node takes
-// its error branch.
+// its error branch; a timeout edge when a human node takes its timeout
+// branch (its other edges are then dead).
 //
 // A node with control edges in (depends_on, routes, error routes) runs
 // when at least one of them is live: that is how branches join. A node
 // with only data edges in (references) runs when all of them are live:
 // it is skipped when a node it reads was.
 type edge struct {
-	to      int
-	routes  []string
-	onError bool
-	data    bool
+	to        int
+	routes    []string
+	onError   bool
+	onTimeout bool
+	data      bool
 }
 
 type ccase struct {
