@@ -624,3 +624,38 @@ func TestApprovalWithClientTools(t *testing.T) {
 		t.Errorf("transfers %v", b.made())
 	}
 }
+
+// TestApprovalInterruptRecord checks that, with a memory and no Turn.ID,
+// the stored message that made the waiting calls is named after the
+// interrupt's random id, and that a turn without an ID resumes it.
+func TestApprovalInterruptRecord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b bank
+	e, err := ai.NewEngine(scripted.New(steps(calls(call("c1", "transfer", Transfer{"bob", 500})), text("sent"))), ai.Tools(b.tool()), ai.Approval(tool.Always))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.NewInMemory()
+	key := memory.Key{Session: "s"}
+	chat := memory.NewChat(store, key, memory.Window{MaxMessages: 20})
+	ids := map[string]bool{}
+	out, err := e.Do(ctx, ai.Turn{Memory: chat, Message: llm.UserMessage("pay")})
+	if err != nil || out.Interrupt == nil {
+		t.Fatalf("%v, %+v", err, out)
+	}
+	ids[out.Interrupt.ID] = true
+	recs := loadAll(t, store, key)
+	if last := recs[len(recs)-1]; last.ID != out.Interrupt.ID || len(last.Message.ToolCalls) != 1 {
+		t.Errorf("the calls' record is %q, the interrupt %q", last.ID, out.Interrupt.ID)
+	}
+	if _, err := e.Do(ctx, ai.Turn{Memory: chat, Decisions: []ai.Decision{ai.Approve("c1")}}); err != nil || len(b.made()) != 1 {
+		t.Fatalf("resume: %v, transfers %v", err, b.made())
+	}
+	// Another interrupt gets another id.
+	e2, _ := ai.NewEngine(scripted.New(steps(calls(call("c2", "transfer", Transfer{"ann", 5})))), ai.Tools(b.tool()), ai.Approval(tool.Always))
+	out, err = e2.Do(ctx, ai.Turn{Memory: chat, Message: llm.UserMessage("pay ann")})
+	if err != nil || out.Interrupt == nil || ids[out.Interrupt.ID] {
+		t.Errorf("second interrupt %+v, %v", out.Interrupt, err)
+	}
+}
