@@ -20,7 +20,10 @@ import (
 // The window applies on read (Messages returns what fits) and on write
 // (records that fell out of the window are trimmed at once when the store
 // implements [Trimmer], so a wider window over the same store does not
-// bring them back). The rules are those of [Window].
+// bring them back). The rules are those of [Window]. A chat with a
+// [Summarizer] (see [WithSummary]) folds what slides out of its window
+// into the conversation's summary instead, and trims a record only once
+// it is folded.
 type Chat struct {
 	store  Store
 	key    Key
@@ -30,6 +33,8 @@ type Chat struct {
 	counter  tokens.Counter
 	lease    Lease
 	keepAll  bool
+	// summarizer folds what slides out of the window; nil for none.
+	summarizer *Summarizer
 	// locks serialises turns in-process when the store has no Locker.
 	locks *locks
 
@@ -42,10 +47,11 @@ type Chat struct {
 type ChatOption func(*chatConfig)
 
 type chatConfig struct {
-	store   Store
-	counter tokens.Counter
-	lease   Lease
-	keepAll bool
+	store      Store
+	counter    tokens.Counter
+	lease      Lease
+	keepAll    bool
+	summarizer *Summarizer
 }
 
 // WithStore sets the store (default: one in-process store per Chats).
@@ -68,6 +74,15 @@ func WithLease(l Lease) ChatOption { return func(c *chatConfig) { c.lease = l } 
 // a store that implements [Trimmer] is trimmed on write.
 func KeepAll() ChatOption { return func(c *chatConfig) { c.keepAll = true } }
 
+// WithSummary folds what slides out of the window into the conversation's
+// running summary with s (see [Summarizer]): a turn held with [Chat.Begin]
+// leaves out the records the summary holds, the summary follows the
+// system prompt (its tokens count against a token window), and after the
+// turn ends the records that slid out are folded once they reach s's
+// threshold. The store must be a [SummaryStore] (all of Weft's are); the
+// chat then trims a record only once it is folded.
+func WithSummary(s *Summarizer) ChatOption { return func(c *chatConfig) { c.summarizer = s } }
+
 // NewChat returns the memory of conversation key in store, bounded by w.
 // Turns are serialised with the store's [Locker] when it has one, and with
 // an in-process lock otherwise.
@@ -84,7 +99,11 @@ func NewChat(store Store, key Key, w Window, opts ...ChatOption) *Chat {
 }
 
 func newChat(cfg *chatConfig, key Key, w Window, tbl *locks) *Chat {
-	c := &Chat{store: cfg.store, key: key, window: w, counter: cfg.counter, lease: cfg.lease, keepAll: cfg.keepAll, locks: tbl}
+	if _, ok := cfg.store.(SummaryStore); cfg.summarizer != nil && !ok {
+		panic(fmt.Sprintf("memory: WithSummary over a store that keeps no summaries (%T is not a SummaryStore)", cfg.store))
+	}
+	c := &Chat{store: cfg.store, key: key, window: w, counter: cfg.counter, lease: cfg.lease, keepAll: cfg.keepAll,
+		summarizer: cfg.summarizer, locks: tbl}
 	if c.counter == nil {
 		c.counter = tokens.Estimator{}
 	}
@@ -106,6 +125,24 @@ func (c *Chat) Window() Window {
 // Counter returns the counter of the records' Tokens, the unit of the
 // window's MaxTokens.
 func (c *Chat) Counter() tokens.Counter { return c.counter }
+
+// Summarizer returns the chat's summarizer (see [WithSummary]), nil for
+// none.
+func (c *Chat) Summarizer() *Summarizer { return c.summarizer }
+
+// Summary returns the conversation's running summary, the zero Summary
+// when it has none or the store keeps none.
+func (c *Chat) Summary(ctx context.Context) (Summary, error) {
+	ss, ok := c.store.(SummaryStore)
+	if !ok {
+		return Summary{}, nil
+	}
+	s, err := ss.LoadSummary(ctx, c.key)
+	if err != nil {
+		return Summary{}, fmt.Errorf("memory: load the summary of %s: %w", c.key.Session, err)
+	}
+	return s, nil
+}
 
 // Messages appends to dst the messages that fit the window, system message
 // first, oldest first, and returns the extended slice.
@@ -140,7 +177,8 @@ func (c *Chat) Records(ctx context.Context) ([]Record, error) {
 // Add appends messages, counting their tokens. A system message replaces
 // the stored one (and is not stored twice when identical). When the store
 // implements [Trimmer], records that no longer fit the window are removed
-// (unless the chat keeps all, see [KeepAll]).
+// (unless the chat keeps all, see [KeepAll], or folds them into a summary,
+// see [WithSummary]: only turns held with [Chat.Begin] fold).
 func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -159,10 +197,11 @@ func (c *Chat) Add(ctx context.Context, msgs ...llm.Message) error {
 
 // trimTo removes, when the store implements [Trimmer] and the chat does not
 // keep all, the records that no longer fit the window after last, the
-// greatest Seq just appended.
+// greatest Seq just appended. A chat with a summarizer trims after its
+// folds instead.
 func (c *Chat) trimTo(ctx context.Context, last int64) error {
 	t, ok := c.store.(Trimmer)
-	if !ok || c.keepAll {
+	if !ok || c.keepAll || c.summarizer != nil {
 		return nil
 	}
 	// Trimming is exact: a record the window no longer keeps is removed at

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/tokens"
 )
 
 // Begin starts a turn on the conversation. It waits until no other turn
@@ -25,6 +26,14 @@ import (
 // (stored by an earlier attempt of the same turn) is left out. The records
 // may share their message data with the store: treat them as read-only.
 //
+// A chat with a summarizer (see [WithSummary]) also reads the
+// conversation's summary, in the same round trip on a TurnStore
+// ([Hold.Summary]), and leaves out the records it holds; the superset is
+// larger, to hold what a fold may need. The request sends the summary
+// after the system prompt ([Summary.SystemContext]), its tokens counted
+// against a token window, and tells the hold which records it kept
+// ([Hold.Kept]); [Chat.BeginMessages] does all of this.
+//
 // The turn must end with [Hold.End], also when it fails: End stores its
 // last records and releases the conversation.
 func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, error) {
@@ -37,8 +46,13 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 		ctx, cancel = context.WithTimeout(ctx, c.lease.Wait)
 		defer cancel()
 	}
+	sw := w.storeWindow()
+	if c.summarizer != nil {
+		sw = c.summarizer.window(sw)
+	}
 	h := &Hold{c: c}
 	var recs []Record
+	var sum Summary
 	var err error
 	if m, ok := c.store.(*InMemory); ok {
 		// In process: the hold ends the lock itself, without a closure.
@@ -47,7 +61,8 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 			if h.grant, h.gen, err = m.locks.take(ctx, c.key, c.lease.Owner); err == nil {
 				m.begin(c.key, first, func(cv *conversation) error {
 					if cv != nil {
-						recs = m.loadLocked(c.key, w.storeWindow())
+						recs = m.loadLocked(c.key, sw)
+						sum = cv.summary
 					}
 					return nil
 				})
@@ -55,35 +70,86 @@ func (c *Chat) Begin(ctx context.Context, first ...Record) (*Hold, []Record, err
 		}
 	} else if ts, ok := c.store.(TurnStore); ok {
 		var b Begun
-		b, err = ts.Begin(ctx, c.key, c.lease, w.storeWindow(), first)
-		recs, h.end = b.Records, b.End
+		b, err = ts.Begin(ctx, c.key, c.lease, sw, first)
+		recs, sum, h.end = b.Records, b.Summary, b.End
 	} else {
-		recs, err = c.begin(ctx, h, w, first)
+		recs, sum, err = c.begin(ctx, h, sw, first)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory: begin a turn on %s: %w", c.key.Session, err)
 	}
-	return h, exclude(recs, first), nil
+	recs = exclude(recs, first)
+	if c.summarizer != nil {
+		recs = h.summarized(recs, sum, w)
+	}
+	return h, recs, nil
+}
+
+// summarized leaves out of recs the records sum holds, and notes for End
+// the summary, the log records loaded after it, and which of them the
+// chat's window keeps with the summary counted (until [Hold.Kept] says
+// otherwise).
+func (h *Hold) summarized(recs []Record, sum Summary, w Window) []Record {
+	out := recs[:0]
+	for _, r := range recs {
+		if r.Message.Role == llm.RoleSystem || r.Seq > sum.Through {
+			out = append(out, r)
+		}
+	}
+	h.sum, h.folds = sum, true
+	h.log = out
+	if len(out) > 0 && out[0].Message.Role == llm.RoleSystem {
+		h.log = out[1:]
+	}
+	kept, err := w.Fit(joinSummary(out, sum, h.c.counter))
+	if err != nil {
+		kept = h.log // the turn cannot run; End folds nothing
+	}
+	h.kept(kept)
+	return out
+}
+
+// joinSummary returns recs with sum after the system record's text (a
+// system record of its own when there is none), counted by counter.
+func joinSummary(recs []Record, sum Summary, counter tokens.Counter) []Record {
+	if sum.Text == "" {
+		return recs
+	}
+	log, system := recs, ""
+	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
+		log, system = recs[1:], recs[0].Message.Text()
+	}
+	m := llm.SystemMessage(sum.SystemContext(system))
+	out := make([]Record, 0, len(log)+1)
+	out = append(out, Record{Message: m, Tokens: tokens.MessageTokens(counter, m)})
+	return append(out, log...)
 }
 
 // BeginMessages is [Chat.Begin] for a caller that needs the window's
 // messages and no room in it beyond its own Reserve: it appends to dst the
 // messages the window keeps, cut exactly by [Window.Fit], system message
-// first, and returns the extended slice. Over an [InMemory] store it copies
-// no record: the messages share their data with the store, and must be
-// treated as read-only. The turn ends with [Hold.End].
+// first, and returns the extended slice. With a summarizer the system
+// message carries the summary ([Summary.SystemContext]; a system message
+// of its own when none is stored), counted against a token window. Over
+// an [InMemory] store without a summarizer it copies no record: the
+// messages share their data with the store, and must be treated as
+// read-only. The turn ends with [Hold.End].
 func (c *Chat) BeginMessages(ctx context.Context, dst []llm.Message, first ...Record) (*Hold, []llm.Message, error) {
 	m, ok := c.store.(*InMemory)
-	if !ok {
+	if !ok || c.summarizer != nil {
 		h, recs, err := c.Begin(ctx, first...)
 		if err != nil {
 			return nil, dst, err
+		}
+		if c.summarizer != nil {
+			recs = joinSummary(recs, h.sum, c.counter)
 		}
 		kept, err := c.Window().Fit(recs)
 		if err != nil {
 			// Nothing of the turn was stored but first; the turn ends here.
 			return nil, dst, errors.Join(err, h.End(ctx))
 		}
+		h.Kept(kept)
 		for i := range kept {
 			dst = append(dst, kept[i].Message)
 		}
@@ -113,25 +179,30 @@ func (c *Chat) BeginMessages(ctx context.Context, dst []llm.Message, first ...Re
 	return &Hold{c: c, mem: m, grant: g, gen: gen}, dst, nil
 }
 
-// begin is Begin over a store that is not a TurnStore.
-func (c *Chat) begin(ctx context.Context, h *Hold, w Window, first []Record) ([]Record, error) {
+// begin is Begin over a store that is not a TurnStore: Lock, Load (and
+// LoadSummary, for a chat with a summarizer) and Append.
+func (c *Chat) begin(ctx context.Context, h *Hold, sw Window, first []Record) ([]Record, Summary, error) {
 	release, err := c.Lock(ctx)
 	if err != nil {
-		return nil, err
+		return nil, Summary{}, err
 	}
-	recs, err := c.store.Load(ctx, c.key, w.storeWindow())
+	var sum Summary
+	recs, err := c.store.Load(ctx, c.key, sw)
+	if err == nil && c.summarizer != nil {
+		sum, err = c.store.(SummaryStore).LoadSummary(ctx, c.key)
+	}
 	if err == nil && len(first) > 0 {
 		_, err = c.store.Append(ctx, c.key, first...)
 	}
 	if err != nil {
 		release()
-		return nil, err
+		return nil, Summary{}, err
 	}
 	h.end = func(ctx context.Context, recs []Record) (int64, error) {
 		defer release()
 		return appendLast(ctx, c.store, c.key, recs)
 	}
-	return recs, nil
+	return recs, sum, nil
 }
 
 // exclude removes from recs, in place, the records with the id of one of
@@ -184,9 +255,81 @@ type Hold struct {
 	grant *grant
 	gen   uint64
 
+	// With a summarizer: the conversation's summary when the turn began,
+	// the log records loaded after it (oldest first), and the Seq of the
+	// oldest the turn's request keeps (0: none loaded).
+	folds bool
+	sum   Summary
+	log   []Record
+
 	mu    sync.Mutex
 	ended bool
 	last  int64 // the greatest Seq appended by Append
+	keep  int64
+}
+
+// Summary returns the conversation's running summary as the turn began
+// (zero without a summarizer, see [WithSummary], or before the first
+// fold): what a request sends after its system prompt.
+func (h *Hold) Summary() Summary { return h.sum }
+
+// Kept tells the hold which of the records [Chat.Begin] returned the
+// turn's request keeps: the newest, as [Window.Fit] cuts them (a system
+// record among them is ignored). After End, the records before them that
+// the summary does not hold yet are folded into it, once they reach the
+// summarizer's threshold. Without a call the hold assumes the chat's
+// window, with the summary counted against it. Without a summarizer Kept
+// does nothing.
+func (h *Hold) Kept(recs []Record) {
+	if !h.folds {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.kept(recs)
+}
+
+func (h *Hold) kept(recs []Record) {
+	for _, r := range recs {
+		if r.Message.Role != llm.RoleSystem {
+			h.keep = r.Seq
+			return
+		}
+	}
+	// None kept: everything loaded slid out.
+	h.keep = 0
+	if n := len(h.log); n > 0 {
+		h.keep = h.log[n-1].Seq + 1
+	}
+}
+
+// fold returns the fold the turn leaves to do, nil for none: the records
+// between the summary and the oldest the request kept, when they are
+// known to reach the threshold or may (some were not loaded).
+func (h *Hold) fold() *fold {
+	s := h.c.summarizer
+	after := h.sum.Through
+	if h.keep <= after+1 {
+		return nil
+	}
+	var out []Record
+	for _, r := range h.log {
+		if r.Seq >= h.keep {
+			break
+		}
+		out = append(out, r)
+	}
+	complete := len(h.log) > 0 && h.log[0].Seq == after+1
+	sure := Tokens(out) >= s.threshold
+	if complete && !sure {
+		return nil
+	}
+	f := &fold{store: h.c.store.(SummaryStore), key: h.c.key, counter: h.c.counter, prev: h.sum,
+		before: h.keep, recs: out, complete: complete, sure: sure}
+	if t, ok := h.c.store.(Trimmer); ok && !h.c.keepAll {
+		f.trim = t
+	}
+	return f
 }
 
 // endTimeout bounds the store's work of a [Hold.End] called after its
@@ -214,7 +357,9 @@ func (h *Hold) Append(ctx context.Context, recs ...Record) error {
 // conversation: one round trip on a [TurnStore], whose release does not
 // hold the caller up beyond the append. When ctx has already ended (a
 // cancelled turn), the records are still stored, within 5 seconds. The
-// chat is then trimmed as [Chat.Add] trims it. A second End does nothing.
+// chat is then trimmed as [Chat.Add] trims it; a chat with a summarizer
+// starts the turn's fold instead, on the summarizer's goroutine (End does
+// not wait for it). A second End does nothing.
 func (h *Hold) End(ctx context.Context, recs ...Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -235,6 +380,12 @@ func (h *Hold) End(ctx context.Context, recs ...Record) error {
 		if last, err = h.end(ctx, recs); err != nil {
 			return fmt.Errorf("memory: end the turn on %s: %w", h.c.key.Session, err)
 		}
+	}
+	if h.folds {
+		if f := h.fold(); f != nil {
+			h.c.summarizer.start(f)
+		}
+		return nil
 	}
 	if last = max(last, h.last); last > 0 {
 		return h.c.trimTo(ctx, last)

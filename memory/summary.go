@@ -7,19 +7,44 @@ import (
 
 // Summary is a conversation's running summary: the records that slid out
 // of its window, folded by a model (see [Summarizer]) so that what they
-// said is not lost. It is kept with the conversation by a [SummaryStore].
+// said is not lost. It is kept with the conversation by a [SummaryStore]
+// and sent after the system prompt ([Summary.SystemContext]).
 type Summary struct {
 	// Text is the summary as the model wrote it.
 	Text string `json:"text"`
 	// Through is the Seq of the newest record folded into the summary: the
 	// log records up to it are in Text, and a window leaves them out.
 	Through int64 `json:"through"`
-	// Tokens is what Context costs in a request, as the chat's counter
-	// counted it when the summary was written.
+	// Tokens is what the summary adds to a request's system message, as
+	// the chat's counter counted it when the summary was written.
 	Tokens int `json:"tokens"`
 	// UpdatedAt is when the summary was written; set by the store when
 	// zero.
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SystemContext returns the system message a turn sends: system followed
+// by the summary, in a block delimited so that the model reads it as
+// context rather than instructions. Without a summary it is system; without
+// a system prompt, the block alone.
+func (s Summary) SystemContext(system string) string {
+	c := s.context()
+	switch {
+	case c == "":
+		return system
+	case system == "":
+		return c
+	}
+	return system + "\n\n" + c
+}
+
+// context renders the summary's block, "" for a summary without text.
+func (s Summary) context() string {
+	if s.Text == "" {
+		return ""
+	}
+	return "<conversation_summary>\nA summary of the earlier part of this conversation, whose messages are no longer shown:\n" +
+		s.Text + "\n</conversation_summary>"
 }
 
 // SummaryStore is implemented by stores that keep a running summary beside

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -62,6 +63,9 @@ func newChats(w Window, opts []ChatOption) *Chats {
 	}
 	if c.cfg.counter == nil {
 		c.cfg.counter = tokens.Estimator{}
+	}
+	if _, ok := c.cfg.store.(SummaryStore); c.cfg.summarizer != nil && !ok {
+		panic(fmt.Sprintf("memory: WithSummary over a store that keeps no summaries (%T is not a SummaryStore)", c.cfg.store))
 	}
 	if _, ok := c.cfg.store.(Locker); !ok {
 		c.locks = &locks{prune: true}

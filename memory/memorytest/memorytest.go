@@ -66,6 +66,12 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"Summary", testSummary},
 		{"SummaryRace", testSummaryRace},
 		{"LoadRange", testLoadRange},
+		{"SummaryKeepsFacts", testSummaryKeepsFacts},
+		{"SummaryAfterTurn", testSummaryAfterTurn},
+		{"SummaryModelDown", testSummaryModelDown},
+		{"SummaryCounts", testSummaryCounts},
+		{"SummaryRaceTurns", testSummaryRaceTurns},
+		{"SummaryNoDoubleFold", testSummaryNoDoubleFold},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
