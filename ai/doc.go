@@ -28,7 +28,9 @@
 //     loaded; and the user message is stored, when it is known already (no
 //     input guardrails, and not StoreAugmented) — one round trip on a
 //     memory.TurnStore. A request that cannot fit a token window even
-//     without history is refused first, before the store is touched.
+//     without history is refused first, before the store is touched. A
+//     memory with a summarizer (memory.WithSummary) also reads the
+//     conversation's running summary, in the same round trip.
 //  2. Messages: system and user messages are rendered from templates over
 //     the argument (package prompt). Without a System template the
 //     SystemFor provider is asked; without either, memory's system
@@ -43,9 +45,11 @@
 //     format when the model declares support, else format instructions
 //     appended to the user message.
 //  6. Assembly: system message, history and the user message (with format
-//     instructions) become the request. A token window keeps the history
-//     that leaves room for the rest of the request (system message, tools,
-//     the user message as sent, the reply's overhead); a request that
+//     instructions) become the request; the running summary follows the
+//     system prompt in the system message (Outcome.Summary). A token
+//     window keeps the history that leaves room for the rest of the
+//     request (system message with the summary, tools, the user message as
+//     sent, the reply's overhead); a request that
 //     cannot fit fails with an error matching llm.ErrContextTooLong. Memory
 //     keeps the user message as it was before augmentation (or as sent,
 //     with StoreAugmented); one not stored in step 1 is stored now, before
@@ -68,7 +72,9 @@
 //     text.
 //  12. Memory write, and the conversation released, in one round trip: a
 //     new system message, the tool rounds and the final answer, named
-//     after Turn.ID (see TurnOfRecord). A failed or cancelled turn still
+//     after Turn.ID (see TurnOfRecord). Then, in the background, a
+//     summarizer folds what the request let go of the window into the
+//     summary; the turn does not wait for it. A failed or cancelled turn still
 //     writes its finished tool rounds and, when the model was answering,
 //     the text it had said, as a partial answer (the error is then a
 //     *PartialError). Listeners

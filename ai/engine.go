@@ -226,9 +226,12 @@ type memTurn struct {
 	// system is a system message memory does not hold yet.
 	system *llm.Message
 	log    []memory.Record
-	exact  bool // the history came cut (a window without a token budget)
-	stored int
-	buf    [4]memory.Record
+	// summary is the conversation's running summary (see
+	// memory.WithSummary), sent after the system prompt.
+	summary memory.Summary
+	exact   bool // the history came cut (a window without a token budget)
+	stored  int
+	buf     [4]memory.Record
 }
 
 // turnState is one turn in progress.

@@ -58,7 +58,7 @@ func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string,
 		first = append(first, s.record(*user, questionID(t.ID)))
 	}
 	m.stored = len(first)
-	if w.MaxTokens == 0 && t.History == nil && len(t.Decisions) == 0 {
+	if w.MaxTokens == 0 && t.History == nil && len(t.Decisions) == 0 && chat.Summarizer() == nil {
 		// Without a token budget the window's cut does not depend on the
 		// rest of the request: the messages come cut, and from an
 		// in-process store without a copy of their records. (Decisions
@@ -79,7 +79,9 @@ func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string,
 		return fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
 	}
 	m.hold = hold
-	if t.History != nil {
+	if t.History == nil {
+		m.summary = hold.Summary()
+	} else {
 		recs = make([]memory.Record, len(t.History))
 		for i, msg := range t.History {
 			recs[i] = memory.Record{Message: msg}
@@ -131,12 +133,31 @@ func (s *turnState) fit(next []llm.Message) error {
 	if err != nil {
 		return fmt.Errorf("ai: %w", err)
 	}
+	if s.t.History == nil {
+		// What the request lets go is what a summarizer folds.
+		m.hold.Kept(kept)
+	}
 	if drop := len(m.log) - len(kept); drop > 0 {
 		h := len(s.msgs) - len(m.log) // the system message, if any
 		s.msgs = append(s.msgs[:h], s.msgs[h+drop:]...)
 		m.log = kept
 	}
 	return nil
+}
+
+// sendSummary puts the conversation's running summary after the system
+// prompt of the request (a system message of its own when there is none),
+// where fit counts it against a token window, and in the outcome.
+func (s *turnState) sendSummary() {
+	sum := &s.mem.summary
+	if len(s.msgs) > 0 && s.msgs[0].Role == llm.RoleSystem {
+		s.msgs[0] = llm.SystemMessage(sum.SystemContext(s.msgs[0].Text()))
+	} else {
+		s.msgs = append(s.msgs, llm.Message{})
+		copy(s.msgs[1:], s.msgs)
+		s.msgs[0] = llm.SystemMessage(sum.SystemContext(""))
+	}
+	s.out.Summary = sum
 }
 
 // clientToolTokens is what the caller's tools cost in a request.
@@ -224,6 +245,9 @@ func (s *turnState) prepare(ctx context.Context) error {
 	if newSystem && s.mem != nil {
 		sys := s.msgs[0]
 		s.mem.system = &sys
+	}
+	if s.mem != nil && s.mem.summary.Text != "" {
+		s.sendSummary()
 	}
 
 	if cont {

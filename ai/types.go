@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/weftlabs/weft/llm"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tool"
 )
@@ -90,6 +91,10 @@ type Outcome struct {
 	// (FinishReason is llm.FinishToolCalls). Resume with a Turn whose
 	// Decisions answer every waiting call.
 	Interrupt *Interrupt
+	// Summary is the conversation's running summary the request sent after
+	// its system prompt (see memory.WithSummary): what slid out of the
+	// window before this turn. Nil for none.
+	Summary *memory.Summary
 	// Partial reports a turn that failed while the model was answering:
 	// Text is what the model had said (memory keeps it as an assistant
 	// record marked Partial). Only the outcome of a failed turn is partial
