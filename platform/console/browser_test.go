@@ -245,9 +245,14 @@ type env struct {
 	errs []string
 }
 
-// newEnv starts a server (its configuration adjusted by opts) and opens a
-// tab on its console.
-func newEnv(t *testing.T, opts ...func(*platform.Config)) *env {
+// wrapHandler is an option of newEnv that puts a handler in front of the
+// server (to delay or fail requests as a network would).
+type wrapHandler func(http.Handler) http.Handler
+
+// newEnv starts a server and opens a tab on its console. Options are
+// func(*platform.Config), adjusting the server's configuration, and
+// wrapHandler.
+func newEnv(t *testing.T, opts ...any) *env {
 	t.Helper()
 	bctx := startBrowser(t)
 	ctx := context.Background()
@@ -272,14 +277,27 @@ func newEnv(t *testing.T, opts ...func(*platform.Config)) *env {
 		},
 		RateLimit: -1,
 	}
+	var handler http.Handler
+	var wraps []wrapHandler
 	for _, o := range opts {
-		o(&cfg)
+		switch o := o.(type) {
+		case func(*platform.Config):
+			o(&cfg)
+		case wrapHandler:
+			wraps = append(wraps, o)
+		default:
+			t.Fatalf("newEnv: option of type %T", o)
+		}
 	}
 	srv, err := platform.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
+	handler = srv
+	for _, w := range wraps {
+		handler = w(handler)
+	}
+	hs := httptest.NewServer(handler)
 	e := &env{t: t, url: hs.URL, admin: admin, srv: srv, model: model}
 	tab, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
 	e.tab = tab

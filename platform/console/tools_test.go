@@ -318,7 +318,8 @@ func TestTraceView(t *testing.T) {
 
 // TestUploadOutcomes uploads files, then the same files again (one
 // unchanged, one edited): each upload's line says what it did — added,
-// unchanged, replaced N chunks — and the summary counts them.
+// unchanged, replaced N chunks — and where its document stands, and the
+// second drop's summary counts that drop alone.
 func TestUploadOutcomes(t *testing.T) {
 	e := newEnv(t)
 	var kb struct{ ID string }
@@ -342,20 +343,21 @@ func TestUploadOutcomes(t *testing.T) {
 
 	b = write("b.md", "# B\n\nThe second note, edited.\n")
 	e.do(chromedp.SetUploadFiles(chromedp.CSS(`#kb-files`), []string{a, b}))
-	e.until("four uploads answered", `[...document.querySelectorAll('ul.progress li')].filter((li) => li.dataset.outcome).length === 4`)
+	e.until("the second drop answered", `document.querySelectorAll('.upload-batch').length === 2 && `+uploadDone)
 	type line struct{ Name, Outcome, Text string }
-	lines := eval[[]line](e, `[...document.querySelectorAll('ul.progress li')].slice(2).map((li) => ({Name: li.dataset.name, Outcome: li.dataset.outcome, Text: li.lastChild.textContent}))`)
+	lines := eval[[]line](e, `[...document.querySelector('.upload-batch').querySelectorAll('ul.progress li')].map((li) => ({Name: li.dataset.name, Outcome: li.dataset.outcome, Text: li.querySelector('span:not(.name)').textContent}))`)
 	got := map[string]line{}
 	for _, l := range lines {
 		got[l.Name] = l
 	}
-	if l := got["a.md"]; l.Outcome != "unchanged" || l.Text != "unchanged" {
+	if l := got["a.md"]; l.Outcome != "unchanged" || l.Text != "unchanged · ready, 1 chunk" {
 		t.Fatalf("a.md again: %+v", l)
 	}
-	if l := got["b.md"]; l.Outcome != "replaced" || l.Text != "replaced 1 chunk" {
+	if l := got["b.md"]; l.Outcome != "replaced" || l.Text != "replaced 1 chunk · ready, 1 chunk" {
 		t.Fatalf("b.md edited: %+v", l)
 	}
-	if s := e.text(".upload-summary"); s != "4 files: 2 added, 1 replaced, 1 unchanged" {
+	// The summary counts this drop, not the two together.
+	if s := e.text(".upload-summary"); s != "2 files: 1 replaced, 1 unchanged; 2 ready" {
 		t.Fatalf("summary %q", s)
 	}
 	if n := eval[int](e, `[...document.querySelectorAll('ul.progress progress')].filter((p) => p.value === 1).length`); n != 4 {

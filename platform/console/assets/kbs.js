@@ -1,7 +1,9 @@
 // Knowledge bases: create and delete; upload files and folders (drag and
-// drop or pickers) with per-file progress and what each upload did (added,
-// replaced N chunks, unchanged); documents with their status;
-// a search that shows hybrid, vector and keyword results side by side.
+// drop or pickers), each drop with its own summary, each file with its
+// progress, what its upload did (added, replaced N chunks, unchanged) and
+// its document's status on the server, a failed one with Retry; documents
+// with their status; a search that shows hybrid, vector and keyword
+// results side by side (keyword only for a keyword-only knowledge base).
 import { api, upload } from './api.js';
 import { h, field, clear, showFieldError, confirmButton, fmtBytes, fmtTime } from './dom.js';
 
@@ -57,19 +59,7 @@ export function render(main, ctx) {
   function showKB(kb) {
     clear(detail);
     const docs = h('tbody');
-    const progress = h('ul', { class: 'progress', 'aria-label': 'uploads' });
-    const summary = h('p', { class: 'upload-summary muted', role: 'status' });
-    // tally sums up the uploads so far: "5 files: 3 added, 1 replaced, …".
-    const tally = () => {
-      const n = {};
-      const items = [...progress.children];
-      for (const li of items) {
-        const o = li.dataset.outcome || 'pending';
-        n[o] = (n[o] || 0) + 1;
-      }
-      summary.textContent = items.length ? `${items.length} file${items.length === 1 ? '' : 's'}: ` +
-        ['added', 'replaced', 'unchanged', 'failed', 'pending'].filter((o) => n[o]).map((o) => `${n[o]} ${o}`).join(', ') : '';
-    };
+    const uploads = h('div', { class: 'uploads' });
     const fileInput = h('input', { type: 'file', multiple: true, id: 'kb-files', class: 'visually-hidden' });
     const dirInput = h('input', { type: 'file', multiple: true, webkitdirectory: true, id: 'kb-folder', class: 'visually-hidden' });
     const drop = h('div', { class: 'drop', tabindex: '0', role: 'group', 'aria-label': 'Drop files or folders here' },
@@ -115,13 +105,26 @@ export function render(main, ctx) {
         })),
       rename,
       h('p', { class: 'muted', text: `chunks of ${kb.chunk_size} tokens, overlap ${kb.chunk_overlap}; ` + (kb.embedding_model ? 'embeddings: ' + kb.embedding_model : 'keyword-only (no embedding model)') }),
-      drop, summary, progress,
+      drop, h('p', { class: 'muted hint', text: 'A folder\'s files are named by their path inside it (sub/notes.md), a file by its name, as weft kb ingest names them. Uploading a name again replaces that document; the same content again changes nothing.' }), uploads,
       h('h2', { text: 'Documents' }),
       h('table', { class: 'docs' }, h('thead', {}, h('tr', {}, ['Name', 'Status', 'Chunks', 'Size', 'Updated', ''].map((c) => h('th', { text: c })))), docs),
       h('h2', { text: 'Search' }), search, results);
 
-    async function loadDocs() {
-      const list = await api('GET', `/v1/knowledge-bases/${encodeURIComponent(kb.id)}/documents`);
+    // Uploads: every drop (or pick) is a batch with its own summary; the
+    // files of all batches go up three at a time through the API's pacer
+    // (which waits out the rate limit), and each file's row follows its
+    // document on the server — queued, indexing, ready or failed with the
+    // reason — until it is done. A failed file keeps its row with a Retry
+    // button.
+    const queue = [];
+    const jobs = []; // every upload's job, of every batch
+    let active = 0;
+    let batches = 0;
+    let docTimer = null;
+    let docsBusy = false;
+    let docsAgain = false;
+
+    function renderDocs(list) {
       clear(docs);
       if (!list.length) docs.append(h('tr', {}, h('td', { colspan: 6, class: 'muted', text: 'No documents yet.' })));
       for (const d of list) {
@@ -136,42 +139,173 @@ export function render(main, ctx) {
             loadDocs();
           }, { class: 'danger small', aria: 'Delete ' + d.name }))));
       }
-      clearTimeout(poll);
-      if (alive && list.some((d) => d.status === 'queued' || d.status === 'indexing')) poll = setTimeout(() => loadDocs().catch(() => {}), 700);
     }
 
-    async function send(files) {
-      const jobs = files.map(({ file, name: n }) => {
+    // loadDocs reads the documents, shows them, and brings each upload's
+    // row up to date; it polls again while any is queued or indexing.
+    async function loadDocs() {
+      clearTimeout(docTimer);
+      docTimer = null;
+      docsBusy = true;
+      let list;
+      try {
+        list = await api('GET', `/v1/knowledge-bases/${encodeURIComponent(kb.id)}/documents`);
+      } finally {
+        docsBusy = false;
+      }
+      if (!alive) return;
+      if (docsAgain) {
+        docsAgain = false;
+        scheduleDocs(700);
+      }
+      renderDocs(list);
+      const byID = new Map(list.map((d) => [d.id, d]));
+      const batchesSeen = new Set();
+      for (const j of jobs) {
+        if (!j.docID || j.state !== 'sent') continue;
+        const d = byID.get(j.docID);
+        if (d) setDocStatus(j, d.status, d.error, d.chunks);
+        batchesSeen.add(j.batch);
+      }
+      for (const b of batchesSeen) b.tally();
+      if (list.some((d) => d.status === 'queued' || d.status === 'indexing')) scheduleDocs(1000);
+    }
+
+    // scheduleDocs asks for the documents within ms, once however often it
+    // is called meanwhile.
+    function scheduleDocs(ms) {
+      if (docsBusy) docsAgain = true;
+      if (!alive || docTimer || docsBusy) return;
+      docTimer = setTimeout(() => loadDocs().catch(() => scheduleDocs(2000)), ms);
+    }
+
+    function setDocStatus(j, status, error, chunks) {
+      j.li.dataset.status = status;
+      const what = outcomeText(j.outcome, j.replaced);
+      switch (status) {
+        case 'ready':
+          j.st.textContent = `${what} · ready, ${chunks} chunk${chunks === 1 ? '' : 's'}`;
+          j.st.className = 'ok';
+          break;
+        case 'failed':
+          j.st.textContent = `${what} · indexing failed: ${error || 'no reason given'}`;
+          j.st.className = 'error';
+          break;
+        default:
+          j.st.textContent = `${what} · ${status}`;
+          j.st.className = 'muted';
+      }
+      j.retry.hidden = status !== 'failed';
+    }
+
+    function newBatch(count) {
+      batches += 1;
+      const n = batches;
+      const list = h('ul', { class: 'progress', 'aria-label': `files of upload ${n}` });
+      const summary = h('p', { class: 'upload-summary', role: 'status' });
+      const retryAll = h('button', { type: 'button', class: 'small', hidden: true, text: 'Retry failed' });
+      const box = h('section', { class: 'upload-batch', dataset: { batch: String(n) }, 'aria-label': `Upload ${n}: ${count} file${count === 1 ? '' : 's'}` },
+        h('div', { class: 'row' }, summary, retryAll), list);
+      const batch = { n, list, box, jobs: [] };
+      // tally sums up this batch: "5 files: 3 added, 1 replaced, …", then
+      // where indexing stands.
+      batch.tally = () => {
+        const counts = {};
+        const st = {};
+        let failed = 0;
+        for (const j of batch.jobs) {
+          const o = j.state === 'failed' ? 'failed' : j.outcome || 'pending';
+          counts[o] = (counts[o] || 0) + 1;
+          if (j.state === 'sent') {
+            const s = j.li.dataset.status || 'queued';
+            st[s] = (st[s] || 0) + 1;
+            if (s === 'failed') failed++;
+          } else if (j.state === 'failed') failed++;
+        }
+        const total = batch.jobs.length;
+        let text = `${total} file${total === 1 ? '' : 's'}: ` +
+          ['added', 'replaced', 'unchanged', 'failed', 'pending'].filter((o) => counts[o]).map((o) => `${counts[o]} ${o}`).join(', ');
+        const indexing = (st.queued || 0) + (st.indexing || 0);
+        const parts = [st.ready ? `${st.ready} ready` : '', indexing ? `${indexing} indexing` : '', st.failed ? `${st.failed} failed to index` : ''].filter(Boolean);
+        if (parts.length) text += '; ' + parts.join(', ');
+        summary.textContent = text;
+        box.dataset.done = String(batch.jobs.every((j) => j.state === 'failed' || (j.state === 'sent' && ['ready', 'failed'].includes(j.li.dataset.status))));
+        retryAll.hidden = failed < 2;
+        retryAll.textContent = `Retry ${failed} failed`;
+      };
+      retryAll.addEventListener('click', () => {
+        for (const j of batch.jobs) if (j.state === 'failed' || j.li.dataset.status === 'failed') enqueue(j);
+      });
+      uploads.prepend(box);
+      return batch;
+    }
+
+    function enqueue(j) {
+      j.state = 'waiting';
+      j.outcome = '';
+      delete j.li.dataset.outcome;
+      delete j.li.dataset.status;
+      j.li.classList.remove('failed');
+      j.bar.hidden = false;
+      j.bar.value = 0;
+      j.st.textContent = 'waiting';
+      j.st.className = 'muted';
+      j.retry.hidden = true;
+      queue.push(j);
+      j.batch.tally();
+      kick();
+    }
+
+    function kick() {
+      while (active < 3 && queue.length) {
+        active++;
+        const j = queue.shift();
+        uploadOne(j).finally(() => {
+          active--;
+          kick();
+        });
+      }
+    }
+
+    async function uploadOne(j) {
+      j.state = 'uploading';
+      j.st.textContent = 'uploading';
+      try {
+        const res = await upload(kb.id, j.file, j.name, (p) => { j.bar.value = p; });
+        j.state = 'sent';
+        j.outcome = (res && res.outcome) || 'added';
+        j.replaced = res && res.replaced_chunks;
+        j.docID = res && res.id;
+        j.li.dataset.outcome = j.outcome;
+        setDocStatus(j, (res && res.status) || 'queued', res && res.error, res && res.chunks);
+        scheduleDocs(700);
+      } catch (x) {
+        j.state = 'failed';
+        j.li.dataset.outcome = 'failed';
+        j.li.classList.add('failed');
+        j.bar.hidden = true;
+        j.st.textContent = x.message;
+        j.st.className = 'error';
+        j.retry.hidden = false;
+      }
+      j.batch.tally();
+    }
+
+    function send(files) {
+      if (!files.length) return;
+      const batch = newBatch(files.length);
+      for (const { file, name: n } of files) {
         const bar = h('progress', { max: 1, value: 0, 'aria-label': 'upload of ' + n });
         const st = h('span', { class: 'muted', text: 'waiting' });
-        const li = h('li', { dataset: { name: n } }, h('span', { text: n }), bar, st);
-        progress.append(li);
-        return { file, n, bar, st, li };
-      });
-      tally();
-      // Three at a time: a folder of hundreds of files should not open
-      // hundreds of connections.
-      let next = 0;
-      const worker = async () => {
-        while (next < jobs.length) {
-          const j = jobs[next++];
-          j.st.textContent = 'uploading';
-          try {
-            const res = await upload(kb.id, j.file, j.n, (p) => { j.bar.value = p; });
-            const outcome = (res && res.outcome) || 'added';
-            j.li.dataset.outcome = outcome;
-            j.st.textContent = outcomeText(outcome, res && res.replaced_chunks);
-            j.st.className = outcome === 'unchanged' ? 'muted' : 'ok';
-          } catch (x) {
-            j.li.dataset.outcome = 'failed';
-            j.st.textContent = x.message;
-            j.st.className = 'error';
-          }
-          tally();
-          loadDocs().catch(() => {});
-        }
-      };
-      await Promise.all([worker(), worker(), worker()]);
+        const li = h('li', { dataset: { name: n } }, h('span', { class: 'name', text: n }), bar, st);
+        const j = { file, name: n, li, bar, st, batch, state: 'waiting', outcome: '' };
+        j.retry = h('button', { type: 'button', class: 'small', hidden: true, text: 'Retry', 'aria-label': 'Retry ' + n, on: { click: () => enqueue(j) } });
+        li.append(j.retry);
+        batch.list.append(li);
+        batch.jobs.push(j);
+        jobs.push(j);
+      }
+      for (const j of batch.jobs) enqueue(j);
     }
 
     fileInput.addEventListener('change', () => {
@@ -179,7 +313,7 @@ export function render(main, ctx) {
       fileInput.value = '';
     });
     dirInput.addEventListener('change', () => {
-      send([...dirInput.files].map((f) => ({ file: f, name: f.webkitRelativePath || f.name })));
+      send([...dirInput.files].map((f) => ({ file: f, name: inFolder(f.webkitRelativePath || f.name) })));
       dirInput.value = '';
     });
     drop.addEventListener('dragover', (e) => {
@@ -196,7 +330,7 @@ export function render(main, ctx) {
         return;
       }
       const files = [];
-      for (const en of entries) await walk(en, files);
+      for (const en of entries) await walk(en, files, en.isDirectory ? en.fullPath.replace(/\/?$/, '/') : '');
       send(files);
     });
     drop.addEventListener('keydown', (e) => {
@@ -211,11 +345,15 @@ export function render(main, ctx) {
       const query = q.value.trim();
       if (!query) return;
       clear(results);
-      await Promise.all(['hybrid', 'vector', 'keyword'].map(async (mode) => {
-        const col = h('section', { class: 'result-col', dataset: { mode } }, h('h3', { text: mode }));
+      // A keyword-only knowledge base (no embedding model) has one kind
+      // of search: its results are headed so, not "hybrid".
+      const modes = kb.embedding_model ? ['hybrid', 'vector', 'keyword'] : ['keyword'];
+      if (!kb.embedding_model) results.append(h('p', { class: 'muted wide', text: 'Keyword search only: this knowledge base has no embedding model.' }));
+      await Promise.all(modes.map(async (mode) => {
+        const col = h('section', { class: 'result-col', dataset: { mode }, 'aria-label': mode + ' results' }, h('h3', { text: mode }));
         results.append(col);
         try {
-          const out = await api('POST', `/v1/knowledge-bases/${encodeURIComponent(kb.id)}/search`, { query, mode, top_k: Number(topK.value) || 5 });
+          const out = await api('POST', `/v1/knowledge-bases/${encodeURIComponent(kb.id)}/search`, { query, mode, top_k: Number(topK.value) || 5 }, { idempotent: true });
           if (!out.results.length) col.append(h('p', { class: 'muted', text: 'No results.' }));
           col.append(h('ol', {}, out.results.map((r) => h('li', { class: 'result' },
             h('div', {}, h('strong', { text: r.document_name }), ' ', h('span', { class: 'score', text: Number(r.score).toFixed(3) })),
@@ -235,7 +373,7 @@ export function render(main, ctx) {
       const idp = ctx.params[0];
       const kb = kbs.find((k) => k.id === idp);
       if (kb) showKB(kb);
-      else if (kbs.length) ctx.navigate('#/knowledge/' + encodeURIComponent(kbs[0].id));
+      else if (kbs.length) ctx.navigate('#/knowledge/' + encodeURIComponent(kbs[0].id), { replace: true });
       else detail.append(h('p', { class: 'muted', text: 'Create a knowledge base, then drop files or a folder on it.' }));
     } catch (x) {
       detail.replaceChildren(h('p', { class: 'error', text: x.message }));
@@ -259,11 +397,20 @@ function outcomeText(outcome, replaced) {
   }
 }
 
-// walk collects the files under a dropped entry, named by their path.
-async function walk(entry, out) {
+// inFolder names a file picked with its folder as weft kb ingest does: by
+// its path inside the folder ("docs/sub/x.md" is "sub/x.md").
+function inFolder(relative) {
+  const i = relative.indexOf('/');
+  return i < 0 ? relative : relative.slice(i + 1);
+}
+
+// walk collects the files under a dropped entry. A dropped file is named
+// by its name; a dropped folder's files by their path inside it (root is
+// the folder's path with a trailing slash), as weft kb ingest names them.
+async function walk(entry, out, root) {
   if (entry.isFile) {
     const file = await new Promise((res, rej) => entry.file(res, rej));
-    out.push({ file, name: entry.fullPath.replace(/^\//, '') });
+    out.push({ file, name: root && entry.fullPath.startsWith(root) ? entry.fullPath.slice(root.length) : entry.name });
     return;
   }
   if (!entry.isDirectory) return;
@@ -271,6 +418,6 @@ async function walk(entry, out) {
   for (;;) {
     const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
     if (!batch.length) break;
-    for (const e of batch) await walk(e, out);
+    for (const e of batch) await walk(e, out, root);
   }
 }

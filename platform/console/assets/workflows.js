@@ -2,7 +2,7 @@
 // YAML, checked by the server when saved: a fault is shown with the node
 // and field it names), the workflow's graph drawn as SVG, its runs, and a
 // run's node timeline with each node's inputs, outputs and timing.
-import { api, getKey, APIError } from './api.js';
+import { api } from './api.js';
 import { h, clear, append } from './dom.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -19,20 +19,10 @@ function s(tag, attrs, ...children) {
 
 // save sends a definition as it was typed (JSON or YAML) and returns the
 // saved workflow, or throws an APIError carrying the server's param.
-async function save(text, id) {
+function save(text, id) {
   const yaml = !text.trim().startsWith('{');
-  const resp = await fetch(id ? '/v1/workflows/' + encodeURIComponent(id) : '/v1/workflows', {
-    method: id ? 'PUT' : 'POST',
-    headers: { Authorization: 'Bearer ' + (getKey() || ''), 'Content-Type': yaml ? 'application/yaml' : 'application/json' },
-    body: text,
-  });
-  const body = await resp.json().catch(() => ({}));
-  if (!resp.ok) {
-    const e = new APIError(resp.status, body.error?.code || 'http_' + resp.status, body.error?.message || resp.statusText, body.error?.param);
-    e.param = body.error?.param || '';
-    throw e;
-  }
-  return body;
+  return api(id ? 'PUT' : 'POST', id ? '/v1/workflows/' + encodeURIComponent(id) : '/v1/workflows', text,
+    { contentType: yaml ? 'application/yaml' : 'application/json' });
 }
 
 // edges lists the graph's edges [from, to]: depends_on, references to
