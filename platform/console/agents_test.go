@@ -1,7 +1,10 @@
 package console_test
 
 import (
+	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -82,6 +85,86 @@ func TestAgentEditorRemoteAndWorkflows(t *testing.T) {
 	})
 	if i < 0 || !slices.Equal(agents[i].WorkflowIDs, []string{wf.ID}) {
 		t.Fatalf("agents %+v", agents)
+	}
+	e.noPageErrors()
+}
+
+// gate holds the first answer to GET path after it is armed until release
+// is closed (a slow network for that request alone); arrived is closed
+// when that request reaches the server, answered once its answer has been
+// sent.
+type gate struct {
+	path                       string
+	armed                      atomic.Bool
+	arrived, release, answered chan struct{}
+}
+
+func newGate(path string) *gate {
+	return &gate{path: path, arrived: make(chan struct{}), release: make(chan struct{}), answered: make(chan struct{})}
+}
+
+func (g *gate) wrap() wrapHandler {
+	var once sync.Once
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			first := false
+			if r.Method == "GET" && r.URL.Path == g.path && g.armed.Load() {
+				once.Do(func() { first = true })
+			}
+			if !first {
+				next.ServeHTTP(w, r)
+				return
+			}
+			close(g.arrived)
+			<-g.release
+			next.ServeHTTP(w, r)
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			close(g.answered)
+		})
+	}
+}
+
+// TestNewAgentRace: the agents list answers late (after "New agent" was
+// pressed and a name typed): the first agent must not open over the
+// new-agent form, and the name typed must create a new agent, not rename
+// the first.
+func TestNewAgentRace(t *testing.T) {
+	g := newGate("/v1/agents")
+	e := newEnv(t, g.wrap())
+	first := e.createAgent("first")
+	e.signIn(e.admin)
+	e.until("the chat screen loaded", `document.querySelector('.chat-side select')?.value !== ''`)
+	g.armed.Store(true)
+	e.goTo("#/agents")
+	<-g.arrived
+	e.do(
+		chromedp.Click(chromedp.CSS(`a.button.primary[href="#/agents/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.agent-form [data-field=name]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.agent-form [data-field=name]`), "second"),
+	)
+	close(g.release)
+	<-g.answered
+	// The late answer is out; give the page time to do what it would
+	// with it (the bug navigated within milliseconds).
+	eval[any](e, `new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 300))`)
+	if h := eval[string](e, `location.hash`); h != "#/agents/new" {
+		t.Fatalf("the late list navigated to %s", h)
+	}
+	if got := e.text("form.agent-form h2"); got != "New agent" {
+		t.Fatalf("the form is %q", got)
+	}
+	e.do(chromedp.Click(chromedp.CSS(`form.agent-form button[type=submit]`)))
+	e.until("the new agent saved", `location.hash.startsWith('#/agents/agt') && location.hash !== '#/agents/`+first+`'`)
+	var agents []struct{ ID, Name string }
+	e.api(e.admin, "GET", "/v1/agents", nil, &agents)
+	names := map[string]string{}
+	for _, a := range agents {
+		names[a.ID] = a.Name
+	}
+	if names[first] != "first" || len(agents) != 2 {
+		t.Fatalf("agents after the race: %v", names)
 	}
 	e.noPageErrors()
 }

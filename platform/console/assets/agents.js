@@ -46,11 +46,12 @@ export function render(main, ctx) {
   let workflows = [];
 
   async function load() {
+    const opts = { signal: ctx.signal };
     const [a, k, t, w] = await Promise.all([
-      api('GET', '/v1/agents'),
-      api('GET', '/v1/knowledge-bases').catch(() => []),
-      api('GET', '/v1/tools').catch(() => []),
-      api('GET', '/v1/workflows').catch(() => []),
+      api('GET', '/v1/agents', undefined, opts),
+      api('GET', '/v1/knowledge-bases', undefined, opts).catch(() => []),
+      api('GET', '/v1/tools', undefined, opts).catch(() => []),
+      api('GET', '/v1/workflows', undefined, opts).catch(() => []),
     ]);
     agents = a;
     kbs = k;
@@ -210,14 +211,15 @@ export function render(main, ctx) {
       if (idp === 'new') {
         showEditor({});
       } else if (idp) {
-        showEditor(await api('GET', '/v1/agents/' + encodeURIComponent(idp)));
+        const agent = await api('GET', '/v1/agents/' + encodeURIComponent(idp), undefined, { signal: ctx.signal });
+        showEditor(agent);
       } else if (agents.length) {
-        ctx.navigate('#/agents/' + encodeURIComponent(agents[0].id));
+        ctx.navigate('#/agents/' + encodeURIComponent(agents[0].id), { replace: true });
       } else {
         showEditor({});
       }
     } catch (x) {
-      editor.replaceChildren(h('p', { class: 'error', text: x.message }));
+      if (!ctx.signal.aborted) editor.replaceChildren(h('p', { class: 'error', text: x.message }));
     }
   })();
   return () => panel.abort();

@@ -101,8 +101,26 @@ function route() {
   clear(main);
   main.dataset.screen = s.path;
   document.title = s.label + ' · Weft';
-  const ctx = { me, params: rest.map(decodeURIComponent), navigate: (hash) => { location.hash = hash; } };
-  cleanup = s.mod.render(main, ctx) || null;
+  // Each render gets a signal that aborts when the screen is left: its
+  // requests stop, and what it would still do (navigate, fill a form)
+  // must not happen over the screen that replaced it — a list that
+  // answers late must not open its first item over "New agent".
+  const left = new AbortController();
+  const ctx = {
+    me,
+    params: rest.map(decodeURIComponent),
+    signal: left.signal,
+    navigate: (hash, opts = {}) => {
+      if (left.signal.aborted) return;
+      if (opts.replace) location.replace(hash);
+      else location.hash = hash;
+    },
+  };
+  const done = s.mod.render(main, ctx);
+  cleanup = () => {
+    left.abort();
+    if (done) done();
+  };
 }
 
 window.addEventListener('hashchange', route);
