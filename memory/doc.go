@@ -5,7 +5,8 @@
 // What slides out of a window need not be lost: a chat with a [Summarizer]
 // ([WithSummary]) folds it, after the turn and in the background, into the
 // conversation's running [Summary], which the next turns send after their
-// system prompt.
+// system prompt. Long-term memory across conversations, facts about an end
+// user, is package memory/facts; docs/memory.md tells both.
 //
 // For LangChain4j users: [Chats] is a ChatMemoryProvider, [MessageWindow]
 // and [TokenWindow] are MessageWindowChatMemory and TokenWindowChatMemory
