@@ -39,7 +39,9 @@
 //  3. Retrieval: the Augmentor turns the user message into an augmented one
 //     and reports its sources (Outcome.Sources). A failing augmentor is
 //     reported to listeners and the turn goes on, unless it was configured
-//     as fatal.
+//     as fatal. RecallFacts recalls what long-term memory keeps about the
+//     turn's end user (tool.User) into the system context, its facts
+//     among the sources; a failing recall degrades the same way.
 //  4. Input guardrails see the augmented message: pass, fail or rewrite.
 //  5. Output format: for a structured return type, a JSON Schema response
 //     format when the model declares support, else format instructions

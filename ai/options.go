@@ -10,6 +10,7 @@ import (
 	"github.com/weftlabs/weft/guardrail"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/facts"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tool"
 )
@@ -86,6 +87,10 @@ type config struct {
 	augmentor      rag.Augmentor
 	augmentFatal   bool
 	storeAugmented bool
+
+	facts       *facts.Memory
+	factsTenant string
+	factsBudget int
 
 	inGuards    []guardrail.Input
 	outGuards   []guardrail.Output

@@ -246,6 +246,11 @@ func (s *turnState) prepare(ctx context.Context) error {
 		sys := s.msgs[0]
 		s.mem.system = &sys
 	}
+	if c.facts != nil && !cont {
+		if err := s.recallFacts(ctx, user); err != nil {
+			return err
+		}
+	}
 	if s.mem != nil && s.mem.summary.Text != "" {
 		s.sendSummary()
 	}
@@ -268,7 +273,11 @@ func (s *turnState) prepare(ctx context.Context) error {
 					user.Role = llm.RoleUser
 				}
 			}
-			s.out.Sources = aug.Sources
+			if s.out.Sources == nil {
+				s.out.Sources = aug.Sources
+			} else {
+				s.out.Sources = append(s.out.Sources, aug.Sources...)
+			}
 			if s.emit != nil && len(aug.Sources) > 0 && !s.emit(Event{Kind: EventRetrieval, Sources: aug.Sources}) {
 				return errStopped
 			}
