@@ -45,8 +45,8 @@ func nameModel() *scripted.Model {
 	}))
 }
 
-// TestEngineSummaryKeepsFact holds a conversation of 40 turns in a window
-// of four messages: the name the user gave in the first turn is answered
+// TestEngineSummaryKeepsFact holds a conversation of 200 turns in a window
+// of four messages: the name the user gave in the third turn is answered
 // in the last, from the summary the request carries after its system
 // prompt.
 func TestEngineSummaryKeepsFact(t *testing.T) {
@@ -69,13 +69,16 @@ func TestEngineSummaryKeepsFact(t *testing.T) {
 		sum.Wait()
 		return out
 	}
-	if out := say(0, "my name is Ada"); out.Summary != nil {
-		t.Fatalf("the first turn sent a summary: %+v", out.Summary)
+	for i := 1; i < 200; i++ {
+		msg := fmt.Sprint("tell me about the weather, day ", i)
+		if i == 3 {
+			msg = "my name is Ada"
+		}
+		if out := say(i, msg); i <= 3 && out.Summary != nil {
+			t.Fatalf("turn %d sent a summary: %+v", i, out.Summary)
+		}
 	}
-	for i := 1; i < 40; i++ {
-		say(i, fmt.Sprint("tell me about the weather, day ", i))
-	}
-	out := say(40, "what is my name?")
+	out := say(200, "what is my name?")
 	if out.Text != "Your name is Ada." {
 		t.Fatalf("the last turn answered %q", out.Text)
 	}

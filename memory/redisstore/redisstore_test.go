@@ -450,7 +450,8 @@ func TestTokenWindowAfterTrim(t *testing.T) {
 // TestEngineTurnRoundTrips counts the Redis round trips of a turn the
 // engine owns, with a tool round: two, one to begin (the lease, the window
 // and the user message) and one to end (the tool round, the answer and the
-// release); a chat that trims what fell out of its window adds the trim.
+// release), also with a summary (read with the window); a chat that trims
+// what fell out of its window adds the trim.
 func TestEngineTurnRoundTrips(t *testing.T) {
 	t.Parallel()
 	client := newClient(t, redisURL(t))
@@ -476,6 +477,17 @@ func TestEngineTurnRoundTrips(t *testing.T) {
 	}
 	ctx := t.Context()
 	lease := memory.WithLease(memory.Lease{Owner: "roundtrips"})
+	// A conversation with a summary: Begin reads it in its round trip (no
+	// fold runs: the threshold is far).
+	summarized := memory.Key{Tenant: "t", Agent: "a", Session: "summarized"}
+	if _, err := s.Append(ctx, summarized, memory.Record{Message: llm.UserMessage("I am Ada."), Tokens: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SaveSummary(ctx, summarized, memory.Summary{Text: "The user is Ada.", Through: 1}, 0); !ok || err != nil {
+		t.Fatalf("SaveSummary = %v, %v", ok, err)
+	}
+	sum := memory.NewSummarizer(scripted.New(), memory.SummaryThreshold(1<<20))
+	defer sum.Close()
 	for _, tt := range []struct {
 		name string
 		chat *memory.Chat
@@ -484,6 +496,7 @@ func TestEngineTurnRoundTrips(t *testing.T) {
 		{"token window", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "tokens"}, memory.Window{MaxTokens: 8000, Reserve: 1000}, lease, memory.KeepAll()), 2},
 		{"message window", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "messages"}, memory.Window{MaxMessages: 20}, lease, memory.KeepAll()), 2},
 		{"message window, trimmed", memory.NewChat(s, memory.Key{Tenant: "t", Agent: "a", Session: "trimmed"}, memory.Window{MaxMessages: 2}, lease), 3},
+		{"token window with a summary", memory.NewChat(s, summarized, memory.Window{MaxTokens: 8000, Reserve: 1000}, lease, memory.WithSummary(sum)), 2},
 	} {
 		for i := range 3 { // the first turn loads the scripts
 			c.n.Store(0)
@@ -494,6 +507,9 @@ func TestEngineTurnRoundTrips(t *testing.T) {
 			}
 			if len(out.ToolExecutions) != 1 {
 				t.Fatalf("%s: %d tool calls, want 1", tt.name, len(out.ToolExecutions))
+			}
+			if tt.chat.Summarizer() != nil && (out.Summary == nil || out.Summary.Text != "The user is Ada.") {
+				t.Fatalf("%s: the turn's summary = %+v", tt.name, out.Summary)
 			}
 			if n := c.n.Load(); i > 0 && n != tt.want {
 				t.Errorf("%s: turn %d took %d round trips, want %d", tt.name, i, n, tt.want)
