@@ -6,9 +6,9 @@
 // or changes a fact outside its scope, and the tools of this package take
 // the user from their context ([tool.User]), never from the model's
 // arguments. Facts live in a [Store] with their embeddings ([InMemory]
-// here; the Weft platform keeps them beside its sessions, on SQLite with
-// its embedded vector index and on PostgreSQL with pgvector; every store
-// passes factstest.Run). [Memory] is what programs use over a store:
+// here; package sqlfacts keeps them on SQLite and on PostgreSQL with
+// pgvector, where the Weft platform keeps them; every store passes
+// factstest.Run). [Memory] is what programs use over a store:
 //
 //   - [Memory.Learn] asks a model, through an [Extractor], what a turn's
 //     messages teach about the user, against the relevant facts already
