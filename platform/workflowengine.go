@@ -105,7 +105,7 @@ func parseStored(wf meta.Workflow) (*workflow.Definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s version %d: %w", wf.ID, wf.Version, err)
 	}
-	if err := def.Validate(); err != nil {
+	if err := def.Validate(validateOptions()...); err != nil {
 		return nil, fmt.Errorf("workflow %s version %d: %w", wf.ID, wf.Version, err)
 	}
 	return def, nil

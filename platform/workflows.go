@@ -53,6 +53,26 @@ func (s *Server) workflowRoutes() {
 	s.handle("GET /v1/workflows/{id}/runs", s.listWorkflowRuns)
 	s.handle("GET /v1/workflows/{id}/runs/{run}", s.getWorkflowRun)
 	s.handle("POST /v1/workflows/{id}/runs/{run}/cancel", s.cancelWorkflowRun)
+	s.handle("GET /v1/workflow-node-kinds", s.workflowNodeKinds)
+}
+
+// validateOptions are the options every definition is validated with:
+// llm nodes may leave out their model for the server's default, as
+// agents do.
+func validateOptions() []workflow.ValidateOption {
+	return []workflow.ValidateOption{workflow.WithDefaultModel()}
+}
+
+// workflowNodeKinds: GET /v1/workflow-node-kinds lists the node kinds a
+// definition may use, each with the JSON Schema of its fields (as
+// Validate checks them) and of its outputs, for editors and forms.
+func (s *Server) workflowNodeKinds(w http.ResponseWriter, r *http.Request) {
+	kinds, err := workflow.Kinds(validateOptions()...)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, kinds)
 }
 
 // workflowJSON is a workflow as the API shows it: its definition's fields,
@@ -95,7 +115,7 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	}
 	def, err := workflow.Parse(trimmed)
 	if err != nil {
-		return nil, nil, invalid("%s", strings.TrimPrefix(err.Error(), "workflow: "))
+		return nil, nil, definitionError(err)
 	}
 	def.Name = strings.TrimSpace(def.Name)
 	switch {
@@ -111,7 +131,7 @@ func (s *Server) readDefinition(w http.ResponseWriter, r *http.Request) (*workfl
 	if e := checkText("name", def.Name); e != nil {
 		return nil, nil, e
 	}
-	if err := def.Validate(); err != nil {
+	if err := def.Validate(validateOptions()...); err != nil {
 		return nil, nil, definitionError(err)
 	}
 	raw := json.RawMessage(trimmed)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -102,87 +103,87 @@ type Definition struct {
 type Node struct {
 	// ID names the node in references: letters, digits and underscores,
 	// not starting with a digit.
-	ID    string `json:"id"`
+	ID    string `json:"id" description:"the node's name in references: letters, digits and _"`
 	Kind  Kind   `json:"kind"`
-	Title string `json:"title,omitempty"`
+	Title string `json:"title,omitempty" description:"a label for people"`
 	// DependsOn lists nodes that must finish first, besides those the
 	// node references.
-	DependsOn []string `json:"depends_on,omitempty"`
+	DependsOn []string `json:"depends_on,omitempty" description:"nodes that must finish first, besides those referenced"`
 
 	// Inputs (start) declares the run's inputs and their types.
-	Inputs map[string]*Schema `json:"inputs,omitempty"`
+	Inputs map[string]*Schema `json:"inputs,omitempty" description:"the run's inputs by name, each with its type"`
 
 	// Model (llm) is the model's name, as the Services.Model resolver knows it.
-	Model string `json:"model,omitempty"`
+	Model string `json:"model,omitempty" description:"the model (provider/model or an alias); the server's default when left out"`
 	// System (llm) is the system prompt template.
-	System string `json:"system,omitempty"`
+	System string `json:"system,omitempty" description:"the system prompt template"`
 	// Prompt (llm) is the user message template.
-	Prompt string `json:"prompt,omitempty"`
+	Prompt string `json:"prompt,omitempty" description:"the user message template"`
 	// OutputSchema (llm, tool, http, human) declares an object whose
 	// properties become outputs of the node: an llm node asks the model
 	// for it; tool and http nodes parse their result as JSON into it; a
 	// human node's answer must fit it.
-	OutputSchema *Schema `json:"output_schema,omitempty"`
+	OutputSchema *Schema `json:"output_schema,omitempty" description:"an object whose properties become outputs of the node"`
 
 	// Agent (agent) names the agent; Query (agent, knowledge) is the
 	// question template.
-	Agent string `json:"agent,omitempty"`
-	Query string `json:"query,omitempty"`
+	Agent string `json:"agent,omitempty" description:"the agent's name"`
+	Query string `json:"query,omitempty" description:"the question template"`
 
 	// KnowledgeBases (knowledge) names the knowledge bases to recall from;
 	// TopK caps the fragments (0 means the service's default).
-	KnowledgeBases []string `json:"knowledge_bases,omitempty"`
-	TopK           int      `json:"top_k,omitempty"`
+	KnowledgeBases []string `json:"knowledge_bases,omitempty" description:"the knowledge bases to recall from, by name"`
+	TopK           int      `json:"top_k,omitempty" description:"at most this many fragments (0 to 100; 0: the default)"`
 
 	// Tool (tool) is the registered tool's name; Args (tool and kinds
 	// made with Func) is the arguments value.
-	Tool string         `json:"tool,omitempty"`
-	Args map[string]any `json:"args,omitempty"`
+	Tool string         `json:"tool,omitempty" description:"the registered tool's name"`
+	Args map[string]any `json:"args,omitempty" description:"the arguments: a JSON object with references"`
 
 	// Method, URL, Headers and Body (http) are the request; Method
 	// defaults to GET.
-	Method  string            `json:"method,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    string            `json:"body,omitempty"`
+	Method  string            `json:"method,omitempty" description:"GET (the default), HEAD, POST, PUT, PATCH or DELETE"`
+	URL     string            `json:"url,omitempty" description:"the URL template"`
+	Headers map[string]string `json:"headers,omitempty" description:"request headers, each value a template"`
+	Body    string            `json:"body,omitempty" description:"the request body template"`
 
 	// Cases (condition) are tried in order; the first whose When is true
 	// is taken; when none is, the Else branch is.
-	Cases []Case   `json:"cases,omitempty"`
-	Else  []string `json:"else,omitempty"`
+	Cases []Case   `json:"cases,omitempty" description:"branches tried in order: the first whose when is true is taken"`
+	Else  []string `json:"else,omitempty" description:"the nodes taken when no case is"`
 
 	// Items (iteration) is a value that resolves to a list; the sub-graph
 	// Nodes runs once per item, at most Concurrency at a time (0 means 1),
 	// and Output is the value collected from each run into "results".
-	Items       any    `json:"items,omitempty"`
-	Concurrency int    `json:"concurrency,omitempty"`
-	Nodes       []Node `json:"nodes,omitempty"`
-	Output      any    `json:"output,omitempty"`
+	Items       any    `json:"items,omitempty" description:"a reference to a list"`
+	Concurrency int    `json:"concurrency,omitempty" description:"items run at once (0 to 64; 0 means 1)"`
+	Nodes       []Node `json:"nodes,omitempty" description:"the nodes run for each item"`
+	Output      any    `json:"output,omitempty" description:"the value collected from each item into results"`
 
 	// Template (template) is the text template.
-	Template string `json:"template,omitempty"`
+	Template string `json:"template,omitempty" description:"the text template"`
 
 	// Message (human) is the template of what the person is asked;
 	// OnTimeout lists the nodes a run takes when nobody answered before
 	// the node's Timeout (instead of the node's other successors).
-	Message   string   `json:"message,omitempty"`
-	OnTimeout []string `json:"on_timeout,omitempty"`
+	Message   string   `json:"message,omitempty" description:"the template of what the person is asked"`
+	OnTimeout []string `json:"on_timeout,omitempty" description:"the nodes taken when nobody answered in time"`
 
 	// Outputs (end) maps output names to values.
-	Outputs map[string]any `json:"outputs,omitempty"`
+	Outputs map[string]any `json:"outputs,omitempty" description:"the workflow's outputs by name, each a value with references"`
 
 	// Timeout bounds one attempt of the node ("30s"); zero means none.
 	// A human node's is how long it waits for its answer.
-	Timeout Duration `json:"timeout,omitzero"`
+	Timeout Duration `json:"timeout,omitzero" description:"bounds one attempt (30s); a human node's wait for its answer"`
 	// Retry says how often and how patiently a failed node is tried again.
-	Retry *Retry `json:"retry,omitempty"`
+	Retry *Retry `json:"retry,omitempty" description:"how often and how patiently a failed node is tried again"`
 	// OnError says what a failure does once the retries are spent; the
 	// default fails the run.
-	OnError *OnError `json:"on_error,omitempty"`
+	OnError *OnError `json:"on_error,omitempty" description:"what a failure does once the retries are spent (default: fail the run)"`
 	// Idempotent marks an agent, tool, http or Func node as safe to run
 	// again when a run resumes after it started and never finished. Other
 	// kinds have no effect outside the run and are always run again.
-	Idempotent bool `json:"idempotent,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty" description:"safe to run again when a run resumes after it started"`
 }
 
 // Case is one branch of a condition node.
@@ -193,9 +194,9 @@ type Case struct {
 	// When is an expr-lang expression over the variables inputs, nodes
 	// (nodes.ID.outputs.FIELD), and item and index inside an iteration.
 	// It must be boolean; it is compiled and type-checked by Validate.
-	When string `json:"when"`
+	When string `json:"when" description:"an expression over inputs, nodes, item and index that is true or false"`
 	// Next lists the nodes this branch leads to.
-	Next []string `json:"next"`
+	Next []string `json:"next" description:"the nodes this branch leads to"`
 }
 
 // Retry is a node's retry policy.
@@ -265,7 +266,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Parse reads a definition from JSON or YAML (at most [MaxDefinitionSize]
-// bytes). Unknown fields are errors. Parse checks only the form; call
+// bytes). Unknown fields are errors: [ValidationErrors] naming the node
+// and the field, and the fields the node's kind has. Parse checks only
+// the form; call
 // [Definition.Validate] before saving or running it.
 func Parse(data []byte) (*Definition, error) {
 	if len(data) > MaxDefinitionSize {
@@ -291,6 +294,11 @@ func Parse(data []byte) (*Definition, error) {
 	dec.DisallowUnknownFields()
 	var d Definition
 	if err := dec.Decode(&d); err != nil {
+		if strings.Contains(err.Error(), "unknown field") {
+			if e := unknownField(js); e != nil {
+				return nil, e
+			}
+		}
 		return nil, fmt.Errorf("workflow: parse: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -109,11 +110,20 @@ func (d *Definition) Validate(opts ...ValidateOption) error {
 	return nil
 }
 
+// WithDefaultModel lets an llm node leave out its model: the
+// [Services].Model resolver is then asked for the model named "", which
+// it resolves to its default (as the Weft server does with its default
+// model).
+func WithDefaultModel() ValidateOption {
+	return func(c *compiler) { c.defaultModel = true }
+}
+
 // compiler turns a definition into a plan, collecting faults.
 type compiler struct {
-	kinds map[Kind]*NodeType
-	errs  ValidationErrors
-	ids   map[string]string // node ID → its error name
+	kinds        map[Kind]*NodeType
+	defaultModel bool
+	errs         ValidationErrors
+	ids          map[string]string // node ID → its error name
 }
 
 // level is one graph being compiled: the top level or an iteration's
@@ -218,6 +228,61 @@ var kindFields = map[Kind][]string{
 
 var commonFields = []string{"id", "kind", "title", "depends_on", "timeout", "retry", "on_error", "idempotent"}
 
+// fields each kind must set, besides id and kind; missingHint says what a
+// missing one should be, where "missing" alone says too little.
+var kindRequired = map[Kind][]string{
+	KindLLM:       {"model", "prompt"},
+	KindAgent:     {"agent", "query"},
+	KindKnowledge: {"knowledge_bases", "query"},
+	KindTool:      {"tool"},
+	KindHTTP:      {"url"},
+	KindCondition: {"cases"},
+	KindIteration: {"items", "nodes", "output"},
+	KindTemplate:  {"template"},
+	KindHuman:     {"message"},
+}
+
+var missingHint = map[string]string{
+	"knowledge_bases": "name at least one knowledge base",
+	"cases":           "a condition needs at least one case",
+	"items":           "missing: a reference to a list",
+	"nodes":           "an iteration needs nodes to run for each item",
+	"output":          "missing: the value collected from each item, such as \"{{nodes.ID.outputs.FIELD}}\"",
+}
+
+// required returns the fields a node of kind k must set.
+func (c *compiler) required(k Kind) []string {
+	req := kindRequired[k]
+	if k == KindLLM && c.defaultModel {
+		req = req[1:]
+	}
+	return req
+}
+
+// kindList names the kinds a definition may use.
+func (c *compiler) kindList() []string {
+	var out []string
+	for _, d := range kindDocs {
+		out = append(out, string(d.kind))
+	}
+	return append(out, sortedKeys(kindNames(c.kinds))...)
+}
+
+// fieldsOf returns every field a node of kind k may set: id, kind and
+// title, the kind's own, then the other common ones. An unknown kind may
+// set any of Node's.
+func (c *compiler) fieldsOf(k Kind) []string {
+	own, ok := kindFields[k]
+	if _, custom := c.kinds[k]; custom {
+		own, ok = []string{"args"}, true
+	}
+	if !ok {
+		return nodeFields
+	}
+	out := append(slices.Clone(commonFields[:3]), own...)
+	return append(out, commonFields[3:]...)
+}
+
 func (c *compiler) compileLevel(lv *level) {
 	for _, pn := range lv.p.nodes {
 		c.compileNode(lv, pn)
@@ -238,10 +303,15 @@ func (c *compiler) compileNode(lv *level, pn *pnode) {
 		pn.custom = t
 		allowed = []string{"args"}
 	} else if allowed == nil {
-		c.fault(name, "kind", "unknown kind %q", n.Kind)
+		c.fault(name, "kind", "unknown kind %q; kinds: %s", n.Kind, strings.Join(c.kindList(), ", "))
 		return
 	}
-	c.checkFields(pn, allowed)
+	set := c.checkFields(pn, allowed)
+	for _, f := range c.required(n.Kind) {
+		if !isSet(set[f]) {
+			c.fault(name, f, "%s", cmp.Or(missingHint[f], "missing"))
+		}
+	}
 
 	switch n.Kind {
 	case KindStart:
@@ -268,30 +338,20 @@ func (c *compiler) compileNode(lv *level, pn *pnode) {
 		v := c.value(lv, pn, "outputs", anyMap(n.Outputs))
 		pn.args = v
 	case KindLLM:
-		c.require(pn, "model", n.Model)
-		c.require(pn, "prompt", n.Prompt)
 		pn.system = c.template(lv, pn, "system", n.System)
 		pn.prompt = c.template(lv, pn, "prompt", n.Prompt)
 		c.outputSchema(pn, "text")
 	case KindAgent:
-		c.require(pn, "agent", n.Agent)
-		c.require(pn, "query", n.Query)
 		pn.prompt = c.template(lv, pn, "query", n.Query)
 	case KindKnowledge:
-		if len(n.KnowledgeBases) == 0 {
-			c.fault(name, "knowledge_bases", "name at least one knowledge base")
-		}
-		c.require(pn, "query", n.Query)
 		if n.TopK < 0 || n.TopK > 100 {
 			c.fault(name, "top_k", "want 0 to 100, got %d", n.TopK)
 		}
 		pn.prompt = c.template(lv, pn, "query", n.Query)
 	case KindTool:
-		c.require(pn, "tool", n.Tool)
 		pn.args = c.value(lv, pn, "args", anyMap(n.Args))
 		c.outputSchema(pn, "result")
 	case KindHTTP:
-		c.require(pn, "url", n.URL)
 		switch strings.ToUpper(n.Method) {
 		case "", http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 		default:
@@ -307,9 +367,7 @@ func (c *compiler) compileNode(lv *level, pn *pnode) {
 	case KindCondition:
 		c.compileCases(lv, pn)
 	case KindIteration:
-		if n.Items == nil {
-			c.fault(name, "items", "missing: a reference to a list")
-		} else {
+		if n.Items != nil {
 			pn.items = c.value(lv, pn, "items", n.Items)
 			if pn.items != nil {
 				s := c.valueSchema(lv, pn.items)
@@ -327,19 +385,12 @@ func (c *compiler) compileNode(lv *level, pn *pnode) {
 		if n.Concurrency < 0 || n.Concurrency > 64 {
 			c.fault(name, "concurrency", "want 0 to 64, got %d", n.Concurrency)
 		}
-		if len(n.Nodes) == 0 {
-			c.fault(name, "nodes", "an iteration needs nodes to run for each item")
-		}
-		if n.Output == nil {
-			c.fault(name, "output", "missing: the value collected from each item, such as \"{{nodes.ID.outputs.FIELD}}\"")
-		} else if pn.level != nil {
+		if n.Output != nil && pn.level != nil {
 			pn.output = c.value(pn.level, pn, "output", n.Output)
 		}
 	case KindTemplate:
-		c.require(pn, "template", n.Template)
 		pn.prompt = c.template(lv, pn, "template", n.Template)
 	case KindHuman:
-		c.require(pn, "message", n.Message)
 		pn.prompt = c.template(lv, pn, "message", n.Message)
 		c.outputSchema(pn, "timed_out")
 		if n.Retry != nil {
@@ -381,28 +432,38 @@ func anyMap(m map[string]any) any {
 	return m
 }
 
-func (c *compiler) checkFields(pn *pnode, allowed []string) {
+// checkFields reports the fields set on the node that its kind does not
+// use, and returns the fields set.
+func (c *compiler) checkFields(pn *pnode, allowed []string) map[string]json.RawMessage {
 	b, err := json.Marshal(pn.n)
 	if err != nil {
 		c.fault(pn.name, "", "%v", err)
-		return
+		return nil
 	}
 	var set map[string]json.RawMessage
 	if err := json.Unmarshal(b, &set); err != nil {
 		c.fault(pn.name, "", "%v", err)
-		return
+		return nil
 	}
 	for _, f := range sortedKeys(set) {
 		if !slices.Contains(commonFields, f) && !slices.Contains(allowed, f) {
-			c.fault(pn.name, f, "a %s node does not use %s", pn.n.Kind, f)
+			c.fault(pn.name, f, "a %s node does not use %s; its fields: %s", pn.n.Kind, f, strings.Join(c.fieldsOf(pn.n.Kind), ", "))
 		}
 	}
+	return set
 }
 
-func (c *compiler) require(pn *pnode, field, v string) {
-	if strings.TrimSpace(v) == "" {
-		c.fault(pn.name, field, "missing")
+// isSet reports whether a field's JSON is a value: not absent, null, or
+// blank text.
+func isSet(raw json.RawMessage) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
 	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s) != ""
+	}
+	return true
 }
 
 // outputSchema checks a node's output schema: an object whose properties
@@ -688,8 +749,7 @@ func literalSchema(v any) *Schema {
 func (c *compiler) compileCases(lv *level, pn *pnode) {
 	n := pn.n
 	if len(n.Cases) == 0 {
-		c.fault(pn.name, "cases", "a condition needs at least one case")
-		return
+		return // reported as missing
 	}
 	if len(n.Cases) > maxCases {
 		c.fault(pn.name, "cases", "%d cases is over the limit of %d", len(n.Cases), maxCases)
