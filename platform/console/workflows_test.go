@@ -7,14 +7,18 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestWorkflowsScreen: a definition with a typo is refused with the node
-// and field named; a good one is saved and drawn as a graph; a run of it
-// shows its node timeline with inputs and outputs.
+// TestWorkflowsScreen: in the JSON / YAML view, a definition with a typo
+// is refused with the node and field named; a good one is saved and drawn
+// as a graph; a run of it shows its node timeline with inputs and
+// outputs.
 func TestWorkflowsScreen(t *testing.T) {
 	e := newEnv(t)
 	e.signIn(e.admin)
 	e.goTo("#/workflows")
 	e.until("the editor", `!!document.querySelector('textarea.wf-editor')`)
+	// The JSON / YAML view, beside the canvas.
+	e.do(chromedp.Click(chromedp.CSS(`button.wf-view[data-view="text"]`)))
+	e.until("the text view", `!document.querySelector('.wf-text').hidden && document.querySelector('.wf-editor-canvas').hidden`)
 	typo := `{"name":"echo","nodes":[{"id":"start","kind":"start","inputs":{"text":{"type":"string"}}},` +
 		`{"id":"shout","kind":"template","template":"You said: {{ inputs.txet }}"},` +
 		`{"id":"end","kind":"end","outputs":{"reply":"{{ nodes.shout.outputs.text }}"}}]}`

@@ -1,9 +1,13 @@
-// Workflows: the tenant's workflows, an editor for a definition (JSON or
-// YAML, checked by the server when saved: a fault is shown with the node
-// and field it names), the workflow's graph drawn as SVG, its runs, and a
-// run's node timeline with each node's inputs, outputs and timing.
-import { api } from './api.js';
-import { h, clear, append } from './dom.js';
+// Workflows: the tenant's workflows, built on a canvas (canvas.js: nodes
+// from a palette of every kind, connected and edited through forms made
+// from the server's node-kind schemas) or typed as JSON or YAML; checked
+// by the server when saved (a fault is shown on the node and field it
+// names); a Run button with a test-run panel (inputs from the start
+// node's schema, each node's status live from the run's stream, its
+// inputs, outputs, duration and error); the runs history in the same view.
+import { api, stream } from './api.js';
+import { h, clear, append, field, showFieldError } from './dom.js';
+import { Canvas, edges } from './canvas.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -25,33 +29,6 @@ function save(text, id) {
     { contentType: yaml ? 'application/yaml' : 'application/json' });
 }
 
-// edges lists the graph's edges [from, to]: depends_on, references to
-// other nodes' outputs, condition branches and error branches.
-export function edges(nodes) {
-  const ids = new Set(nodes.map((n) => n.id));
-  const out = [];
-  const add = (from, to) => {
-    if (ids.has(from) && ids.has(to) && from !== to && !out.some(([a, b]) => a === from && b === to)) out.push([from, to]);
-  };
-  for (const n of nodes) {
-    for (const d of n.depends_on || []) add(d, n.id);
-    const own = { ...n };
-    delete own.nodes;
-    for (const m of JSON.stringify(own).matchAll(/nodes\.([A-Za-z_][A-Za-z0-9_]*)\./g)) add(m[1], n.id);
-    for (const c of n.cases || []) for (const t of c.next || []) add(n.id, t);
-    for (const t of n.else || []) add(n.id, t);
-    for (const t of n.on_error?.next || []) add(n.id, t);
-  }
-  // A node that only reads the run's inputs (or nothing) follows the start.
-  const start = nodes.find((n) => n.kind === 'start');
-  if (start) {
-    for (const n of nodes) {
-      if (n !== start && !out.some(([, b]) => b === n.id)) add(start.id, n.id);
-    }
-  }
-  return out;
-}
-
 // graph draws the nodes in layers (longest path from the start) with
 // their edges.
 export function graph(nodes, status) {
@@ -69,6 +46,7 @@ export function graph(nodes, status) {
   const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'wf-graph', role: 'img', 'aria-label': `graph of ${nodes.length} nodes` });
   for (const [a, b] of es) {
     const p = pos.get(a), q = pos.get(b);
+    if (!p || !q) continue;
     svg.append(s('line', { x1: p.x + W, y1: p.y + H / 2, x2: q.x, y2: q.y + H / 2, class: 'wf-edge', 'data-from': a, 'data-to': b }));
   }
   for (const n of nodes) {
@@ -95,6 +73,13 @@ export function graphs(nodes, status) {
   return out;
 }
 
+// stepStatus names a node record's state as the canvas marks it.
+function stepStatus(n) {
+  if (n.error || n.status === 'failed') return 'failed';
+  if (n.status === 'running' || n.status === 'skipped' || n.status === 'waiting') return n.status;
+  return 'done';
+}
+
 function pretty(v) {
   return v === undefined || v === null ? '' : JSON.stringify(v, null, 2);
 }
@@ -112,8 +97,10 @@ function timeline(run) {
     const bar = h('span', { class: 'wf-bar' + (n.error ? ' failed' : ''), title: `${a} ms → ${b} ms` });
     bar.style.marginLeft = ((100 * a) / span).toFixed(1) + '%';
     bar.style.width = Math.max((100 * (b - a)) / span, 0.5).toFixed(1) + '%';
-    return h('li', { class: 'wf-step', 'data-key': n.key },
-      h('div', { class: 'wf-step-head' }, h('strong', { text: n.key }), h('span', { class: 'muted', text: ` ${n.latency_ms} ms` }),
+    const st = stepStatus(n);
+    return h('li', { class: 'wf-step ' + st, 'data-key': n.key, dataset: { status: st } },
+      h('div', { class: 'wf-step-head' }, h('strong', { text: n.key }), h('span', { class: 'wf-step-status', text: ' ' + st }),
+        n.latency_ms !== undefined ? h('span', { class: 'muted wf-duration', text: ` ${n.latency_ms} ms` }) : null,
         n.error ? h('span', { class: 'error', text: ' ' + n.error }) : null),
       h('div', { class: 'wf-track' }, bar),
       h('details', {}, h('summary', { text: 'Inputs and outputs' }),
@@ -122,92 +109,351 @@ function timeline(run) {
   }));
 }
 
-const blank = JSON.stringify({
-  name: 'echo',
-  nodes: [
-    { id: 'start', kind: 'start', inputs: { text: { type: 'string' } } },
-    { id: 'shout', kind: 'template', template: 'You said: {{ inputs.text }}' },
-    { id: 'end', kind: 'end', outputs: { reply: '{{ nodes.shout.outputs.text }}' } },
-  ],
-}, null, 2);
+// runView shows a run: its status, error, outputs and node timeline.
+function runView(run) {
+  return [h('h3', { text: `Run ${run.id}: ${run.status}` }),
+    run.error ? h('p', { class: 'error', text: run.error }) : null,
+    run.outputs ? h('pre', { class: 'wf-run-outputs', text: pretty(run.outputs) }) : null,
+    timeline(run)];
+}
 
-export function render(main) {
-  const list = h('ul', { class: 'wf-list' });
+// inputControl is the run-form control of a start input of schema sc.
+function inputControl(name, sc = {}) {
+  const type = sc.type || '';
+  let c;
+  if (sc.enum) c = h('select', {}, sc.enum.map((x) => h('option', { value: JSON.stringify(x), text: String(x) })));
+  else if (type === 'boolean') c = h('input', { type: 'checkbox', checked: !!sc.default });
+  else if (type === 'integer' || type === 'number') c = h('input', { type: 'number', step: type === 'integer' ? '1' : 'any', value: sc.default ?? '' });
+  else if (type === 'string') c = h('textarea', { rows: 2, value: sc.default ?? '' });
+  else c = h('textarea', { rows: 3, class: 'json', spellcheck: 'false', value: sc.default === undefined ? '' : JSON.stringify(sc.default) });
+  c.name = name;
+  const read = () => {
+    if (sc.enum) return JSON.parse(c.value);
+    if (type === 'boolean') return c.checked;
+    if (type === 'integer' || type === 'number') return c.value === '' ? undefined : Number(c.value);
+    if (type === 'string') return c.value === '' && sc.default === undefined ? undefined : c.value;
+    const x = c.value.trim();
+    if (!x) return undefined;
+    try {
+      return JSON.parse(x);
+    } catch {
+      throw Object.assign(new Error('not JSON'), { field: 'inputs.' + name });
+    }
+  };
+  const label = name + (sc.default === undefined ? ' (required)' : '') + (type ? ` · ${type}` : '');
+  return { el: field(label, c, { name: 'inputs.' + name, hint: sc.description }), read };
+}
+
+const blank = {
+  name: '',
+  nodes: [
+    { id: 'start', kind: 'start', inputs: { question: { type: 'string' } } },
+    { id: 'end', kind: 'end', outputs: {} },
+  ],
+};
+
+export function render(main, ctx = {}) {
+  const signal = ctx.signal;
+  const list = h('ul', { class: 'wf-list', 'aria-label': 'Saved workflows' });
   const editor = h('textarea', { class: 'wf-editor', rows: 18, spellcheck: 'false', 'aria-label': 'Workflow definition (JSON or YAML)' });
   const status = h('p', { class: 'wf-status', role: 'status' });
-  const picture = h('div', { class: 'wf-picture' });
+  const subs = h('div', { class: 'wf-picture' });
   const runs = h('div', { class: 'wf-runs' });
   const detail = h('div', { class: 'wf-run' });
+  const runPanel = h('section', { class: 'wf-runpanel', 'aria-label': 'Test run', hidden: true });
+  const nameInput = h('input', { type: 'text', id: 'wf-name', spellcheck: 'false', placeholder: 'triage' });
+  const lists = { models: [], agents: [], tools: [], kbs: [], defaultModel: ctx.me?.default_model || '' };
   let current = null;
+  let dirty = false;
+  let view = 'canvas';
+  let running = null;
+
+  const canvas = new Canvas({
+    lists: () => lists,
+    onChange: () => {
+      dirty = true;
+      subsDraw();
+      status.className = 'wf-status muted';
+      status.textContent = (current ? `${current.name}: version ${current.version}` : 'New workflow') + ' · changed, not saved';
+    },
+  });
+  const textBox = h('div', { class: 'wf-text', hidden: true }, editor);
+  const viewButtons = ['canvas', 'text'].map((v) => h('button', { type: 'button', class: 'wf-view', dataset: { view: v }, 'aria-pressed': String(v === view),
+    on: { click: () => setView(v) } }, v === 'canvas' ? 'Canvas' : 'JSON / YAML'));
+
+  function subsDraw() {
+    clear(subs);
+    for (const n of canvas.def.nodes) {
+      if (n.kind !== 'iteration' || !(n.nodes || []).length) continue;
+      subs.append(h('figure', { class: 'wf-sub', dataset: { iteration: n.id } },
+        h('figcaption', { text: `${n.id}: for each item (at most ${n.concurrency || 1} at a time)` }),
+        graphs(n.nodes, canvas.status)));
+    }
+  }
+
+  // definition returns what is to be saved: the canvas's definition, or
+  // the text as typed.
+  function definition() {
+    if (view === 'text') return editor.value;
+    return JSON.stringify({ ...canvas.def, name: nameInput.value.trim() }, null, 2);
+  }
+
+  function setView(v) {
+    if (v === view) return;
+    if (v === 'canvas') {
+      const text = editor.value.trim();
+      if (text && !text.startsWith('{')) {
+        status.className = 'wf-status error';
+        status.textContent = 'The canvas reads JSON: save the YAML first (the server converts it), or paste JSON.';
+        return;
+      }
+      if (text) {
+        try {
+          const def = JSON.parse(text);
+          canvas.set(def);
+          nameInput.value = def.name || '';
+        } catch (x) {
+          status.className = 'wf-status error';
+          status.textContent = 'Not JSON: ' + x.message;
+          return;
+        }
+      }
+    } else {
+      editor.value = definition();
+    }
+    view = v;
+    for (const b of viewButtons) b.setAttribute('aria-pressed', String(b.dataset.view === v));
+    canvas.el.hidden = v !== 'canvas';
+    textBox.hidden = v !== 'text';
+  }
 
   const showError = (x) => {
     status.className = 'wf-status error';
     status.textContent = (x.param ? x.param + ': ' : '') + x.message;
+    if (view === 'canvas' && x.param === 'name') {
+      nameInput.setAttribute('aria-invalid', 'true');
+      nameInput.focus();
+    } else if (view === 'canvas') {
+      canvas.showFault(x);
+    }
   };
 
   async function openRun(wf, id) {
     clear(detail);
     try {
-      const run = await api('GET', `/v1/workflows/${encodeURIComponent(wf.id)}/runs/${encodeURIComponent(id)}`);
-      const st = new Map((run.nodes || []).map((n) => [n.node_id, n.error ? 'failed' : 'done']));
-      clear(picture).append(graphs(wf.nodes || [], st));
-      detail.append(h('h3', { text: `Run ${run.id}: ${run.status}` }),
-        run.error ? h('p', { class: 'error', text: run.error }) : null,
-        h('pre', { class: 'wf-run-outputs', text: pretty(run.outputs) }), timeline(run));
+      const run = await api('GET', `/v1/workflows/${encodeURIComponent(wf.id)}/runs/${encodeURIComponent(id)}`, undefined, { signal });
+      canvas.mark();
+      for (const n of run.nodes || []) canvas.status.set(n.node_id, stepStatus(n));
+      canvas.draw();
+      subsDraw();
+      detail.append(...runView(run).filter(Boolean));
     } catch (x) {
-      detail.append(h('p', { class: 'error', text: x.message }));
+      if (!signal?.aborted) detail.append(h('p', { class: 'error', text: x.message }));
     }
   }
 
   async function loadRuns(wf) {
-    clear(runs);
-    const all = await api('GET', `/v1/workflows/${encodeURIComponent(wf.id)}/runs?limit=20`);
-    runs.append(h('h2', { text: 'Runs' }), all.length ? h('ul', {}, all.map((r) => h('li', {},
+    const all = await api('GET', `/v1/workflows/${encodeURIComponent(wf.id)}/runs?limit=20`, undefined, { signal });
+    clear(runs).append(h('h2', { text: 'Runs' }), all.length ? h('ul', { 'aria-label': 'Runs' }, all.map((r) => h('li', {},
       h('button', { type: 'button', class: 'link wf-run-link', dataset: { run: r.id }, on: { click: () => openRun(wf, r.id) } },
         `${r.id} · ${r.status} · ${new Date(r.created_at).toLocaleString()}`)))) : h('p', { class: 'muted', text: 'No runs yet.' }));
   }
 
   function select(wf) {
     current = wf;
+    dirty = false;
     const def = { ...wf };
     for (const k of ['id', 'version', 'created_at', 'updated_at']) delete def[k];
     editor.value = JSON.stringify(def, null, 2);
+    nameInput.value = wf.name;
+    nameInput.removeAttribute('aria-invalid');
+    canvas.set(def);
+    subsDraw();
     status.className = 'wf-status muted';
     status.textContent = `${wf.name}: version ${wf.version}`;
-    clear(picture).append(graphs(wf.nodes || []));
+    runPanel.hidden = true;
     clear(detail);
-    loadRuns(wf).catch((x) => runs.append(h('p', { class: 'error', text: x.message })));
+    clear(runs);
+    loadRuns(wf).catch((x) => !signal?.aborted && runs.append(h('p', { class: 'error', text: x.message })));
   }
 
   async function refresh(selectID) {
-    const all = await api('GET', '/v1/workflows');
+    const all = await api('GET', '/v1/workflows', undefined, { signal });
     append(clear(list), all.map((wf) => h('li', {}, h('button', { type: 'button', class: 'link', dataset: { workflow: wf.name }, on: { click: () => select(wf) } }, `${wf.name} (v${wf.version})`))));
     const pick = all.find((w) => w.id === selectID);
     if (pick) select(pick);
+    return pick;
+  }
+
+  async function saveNow() {
+    nameInput.removeAttribute('aria-invalid');
+    const text = definition();
+    const yaml = !text.trim().startsWith('{');
+    const id = current && current.id;
+    const wf = await api(id ? 'PUT' : 'POST', id ? '/v1/workflows/' + encodeURIComponent(id) : '/v1/workflows', text,
+      { contentType: yaml ? 'application/yaml' : 'application/json', signal });
+    const keepView = view;
+    await refresh(wf.id);
+    if (keepView === 'text') editor.value = text;
+    return wf;
   }
 
   const saveButton = h('button', { type: 'button', class: 'primary', id: 'wf-save', on: { click: async () => {
     try {
-      const wf = await save(editor.value, current && current.id);
-      await refresh(wf.id);
+      await saveNow();
     } catch (x) {
-      showError(x);
+      if (!signal?.aborted) showError(x);
     }
   } } }, 'Check and save');
+
+  // openRunPanel shows the inputs form of the saved version's start node.
+  function openRunPanel() {
+    const start = (current.nodes || []).find((n) => n.kind === 'start');
+    const inputs = Object.entries(start?.inputs || {}).map(([name, sc]) => ({ name, ...inputControl(name, sc) }));
+    const live = h('div', { class: 'wf-live' });
+    const err = h('p', { class: 'error', role: 'alert' });
+    const form = h('form', { class: 'wf-run-form', 'aria-label': 'Run inputs' },
+      inputs.length ? inputs.map((x) => x.el) : h('p', { class: 'muted', text: 'This workflow takes no inputs.' }),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'submit', class: 'primary', id: 'wf-run-start' }, 'Start run'),
+        h('button', { type: 'button', id: 'wf-run-close', on: { click: () => { running?.abort(); runPanel.hidden = true; } } }, 'Close')),
+      err);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const values = {};
+      try {
+        for (const x of inputs) {
+          const v = x.read();
+          if (v !== undefined) values[x.name] = v;
+        }
+      } catch (x) {
+        showFieldError(form, x, err);
+        return;
+      }
+      showFieldError(form, null, err);
+      await testRun(current, values, form, err, live);
+    });
+    clear(runPanel).append(h('h2', { text: `Test run of ${current.name} (version ${current.version})` }), form, live);
+    runPanel.hidden = false;
+    (form.querySelector('textarea, input, select') || form.querySelector('button'))?.focus();
+  }
+
+  // testRun streams a run: the canvas marks each node as it starts and
+  // finishes, and the panel lists each finished node.
+  async function testRun(wf, inputs, form, err, live) {
+    running?.abort();
+    const ctl = new AbortController();
+    running = ctl;
+    signal?.addEventListener('abort', () => ctl.abort(), { once: true });
+    const run = { id: '', status: 'running', nodes: [], created_at: new Date().toISOString(), started_at: new Date().toISOString() };
+    const head = h('p', { class: 'wf-run-state', role: 'status', text: 'Starting…' });
+    const out = h('div', { class: 'wf-live-run' });
+    clear(live).append(head, out);
+    canvas.mark();
+    const show = () => {
+      head.textContent = `Run ${run.id || '…'}: ${run.status}`;
+      clear(out).append(...runView(run).slice(1).filter(Boolean));
+    };
+    const button = form.querySelector('#wf-run-start');
+    button.disabled = true;
+    try {
+      await stream(`/v1/workflows/${encodeURIComponent(wf.id)}/runs`, { inputs, stream: true }, (name, d) => {
+        switch (name) {
+          case 'workflow.started':
+            run.id = d.run_id;
+            break;
+          case 'node.started':
+            if (!d.key.includes('[')) canvas.mark(d.node_id, 'running');
+            break;
+          case 'node.finished': {
+            const rec = { ...d, finished_at: new Date().toISOString() };
+            rec.started_at = new Date(Date.now() - (d.latency_ms || 0)).toISOString();
+            run.nodes.push(rec);
+            if (!d.key.includes('[')) canvas.mark(d.node_id, stepStatus(d));
+            break;
+          }
+          case 'workflow.finished':
+            run.status = 'succeeded';
+            run.outputs = d.outputs;
+            break;
+          case 'workflow.waiting':
+            run.status = 'waiting';
+            break;
+          case 'error':
+            run.status = d.error?.code === 'cancelled' ? 'cancelled' : 'failed';
+            run.error = d.error?.message;
+            break;
+        }
+        show();
+      }, ctl.signal);
+    } catch (x) {
+      if (ctl.signal.aborted) return;
+      if (x.param?.startsWith('inputs')) showFieldError(form, { field: x.param, message: x.message }, err);
+      else err.textContent = x.message;
+      run.status = 'failed';
+    } finally {
+      button.disabled = false;
+      if (running === ctl) running = null;
+    }
+    show();
+    loadRuns(wf).catch(() => {});
+  }
+
+  const runButton = h('button', { type: 'button', id: 'wf-run', on: { click: async () => {
+    try {
+      if (!current || dirty || view === 'text') await saveNow();
+    } catch (x) {
+      if (!signal?.aborted) showError(x);
+      return;
+    }
+    openRunPanel();
+  } } }, 'Run');
+
   const newButton = h('button', { type: 'button', id: 'wf-new', on: { click: () => {
     current = null;
-    editor.value = blank;
-    status.textContent = 'New workflow: saving checks it.';
-    clear(picture);
+    dirty = false;
+    editor.value = JSON.stringify(blank, null, 2);
+    nameInput.value = '';
+    canvas.set(blank);
+    status.className = 'wf-status muted';
+    status.textContent = 'New workflow: name it, add nodes, then save (saving checks it).';
+    clear(subs);
     clear(runs);
     clear(detail);
+    runPanel.hidden = true;
   } } }, 'New');
 
+  canvas.el.hidden = false;
   main.append(h('section', { class: 'workflows' },
     h('h1', { text: 'Workflows' }),
     h('div', { class: 'wf-cols' },
       h('div', {}, h('h2', { text: 'Saved' }), list, newButton),
-      h('div', {}, editor, h('div', {}, saveButton), status)),
-    picture, runs, detail));
-  refresh().catch((x) => list.append(h('li', { class: x.status === 404 ? 'muted' : 'error', text: x.status === 404 ? 'This server has no workflows API.' : x.message })));
+      h('div', { class: 'wf-main' },
+        h('div', { class: 'row wf-toolbar' },
+          field('Name', nameInput, { name: 'name' }),
+          h('div', { class: 'buttons', role: 'group', 'aria-label': 'View' }, viewButtons),
+          h('div', { class: 'buttons' }, saveButton, runButton)),
+        status, canvas.el, textBox, subs)),
+    runPanel, runs, detail));
+  nameInput.addEventListener('input', () => { dirty = true; });
+  canvas.set(blank);
+  canvas.load().catch((x) => !signal?.aborted && canvas.note.append(h('span', { class: 'error', text: ' Node kinds: ' + x.message })));
+  const opts = { signal };
+  Promise.all([
+    api('GET', '/v1/agents', undefined, opts).catch(() => []),
+    api('GET', '/v1/tools', undefined, opts).catch(() => []),
+    api('GET', '/v1/knowledge-bases', undefined, opts).catch(() => []),
+    api('GET', '/v1/provider-models', undefined, opts).catch(() => null),
+  ]).then(([agents, tools, kbs, models]) => {
+    lists.agents = agents.map((a) => a.name);
+    lists.tools = tools.map((t) => t.name);
+    lists.kbs = kbs.map((k) => k.name);
+    if (models) {
+      lists.models = (models.models || []).filter((m) => m.kind !== 'embedding').map((m) => m.id);
+      lists.defaultModel = models.default_model || lists.defaultModel;
+    }
+    canvas.showForm();
+  });
+  refresh().catch((x) => !signal?.aborted && list.append(h('li', { class: x.status === 404 ? 'muted' : 'error', text: x.status === 404 ? 'This server has no workflows API.' : x.message })));
+  return () => running?.abort();
 }
