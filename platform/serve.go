@@ -138,6 +138,28 @@ func configuredModels(f *config.File, getenv func(string) string) (func(string) 
 	return open, f.Models, nil
 }
 
+// defaultEmbeddingModel picks the embedding model of new knowledge
+// bases: WEFT_DEFAULT_EMBEDDING_MODEL ("none" for keyword-only), else
+// OpenAI's text-embedding-3-small when an OpenAI key is configured (in the
+// environment or the configuration file), else Ollama's nomic-embed-text
+// when the default model (spec) is Ollama's, else none: a compatible
+// server behind OPENAI_BASE_URL alone may have no embeddings.
+func defaultEmbeddingModel(getenv func(string) string, spec string, f *config.File) string {
+	if v := strings.TrimSpace(getenv("WEFT_DEFAULT_EMBEDDING_MODEL")); v != "" {
+		if v == "none" {
+			return ""
+		}
+		return v
+	}
+	if getenv("OPENAI_API_KEY") != "" || (f != nil && f.Providers["openai"].APIKey != "") {
+		return "openai/text-embedding-3-small"
+	}
+	if specProvider(spec) == "ollama" {
+		return "ollama/nomic-embed-text"
+	}
+	return ""
+}
+
 // DetectDefaultModel picks the default model from the configured providers:
 // OpenAI, then Anthropic, DeepSeek, Ollama; else the offline scripted demo.
 // ok is false when it fell back to the demo.
@@ -282,6 +304,10 @@ func run(ctx context.Context, o Options) error {
 	if target, ok := aliases[model]; ok {
 		spec = target
 	}
+	embedding := defaultEmbeddingModel(o.Getenv, spec, o.Config)
+	if embedding != "" {
+		log.Info("new knowledge bases embed with "+embedding+" (hybrid search); set WEFT_DEFAULT_EMBEDDING_MODEL to change it, or to none for keyword-only", "default_embedding_model", embedding)
+	}
 	if _, err := open(spec); err != nil {
 		return fmt.Errorf("default model %s: %w", model, err)
 	}
@@ -336,7 +362,7 @@ func run(ctx context.Context, o Options) error {
 	if publicURL == "" {
 		publicURL = listenURL(ln.Addr(), log)
 	}
-	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
+	cfg := Config{Meta: metaStore, Sessions: sessions, DefaultModel: model, DefaultEmbeddingModel: embedding, ModelAliases: aliases, OpenModel: open, Logger: log, KnowledgeURL: o.PostgresURL,
 		RateLimit: o.RateLimit, RateBurst: o.RateBurst, Getenv: o.Getenv, Instance: instance, SecretKey: secretKey,
 		TracerProvider: tel.tracerProvider, MeterProvider: tel.meterProvider, Prices: prices,
 		TraceRetention: retention, WorkflowLease: lease, PublicURL: publicURL, WorkflowLimits: wfLimits}
@@ -376,6 +402,8 @@ func run(ctx context.Context, o Options) error {
 	if rdb != nil {
 		store += " + Redis sessions"
 	}
+	console := strings.TrimSuffix(srv.cfg.PublicURL, "/") + "/"
+	log.Info("console: "+console+" (sign in with an API key)", "console", console)
 	log.Info("weft serve listening", "addr", ln.Addr().String(), "public_url", srv.cfg.PublicURL, "stores", store, "default_model", model,
 		"otel_traces", otelSignalOn(o.Getenv, "TRACES"), "otel_metrics", otelSignalOn(o.Getenv, "METRICS"))
 	if o.Ready != nil {

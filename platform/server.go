@@ -363,6 +363,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/api-keys", s.listKeys)
 	s.handle("DELETE /v1/api-keys/{id}", s.deleteKey)
 	s.handle("GET /v1/me", s.me)
+	s.handle("GET /v1/provider-models", s.providerModels)
 
 	s.handle("POST /v1/agents", s.createAgent)
 	s.handle("GET /v1/agents", s.listAgents)

@@ -1,5 +1,6 @@
 // Agents: list, create, edit every field of the API, delete; a test chat
 // beside the editor.
+import { providerModels, ids } from './models.js';
 import { api } from './api.js';
 import { h, field, clear, showFieldError, confirmButton } from './dom.js';
 import { ChatPanel } from './chat.js';
@@ -44,15 +45,18 @@ export function render(main, ctx) {
   let kbs = [];
   let tools = [];
   let workflows = [];
+  let chatModels = [];
 
   async function load() {
     const opts = { signal: ctx.signal };
-    const [a, k, t, w] = await Promise.all([
+    const [a, k, t, w, pm] = await Promise.all([
       api('GET', '/v1/agents', undefined, opts),
       api('GET', '/v1/knowledge-bases', undefined, opts).catch(() => []),
       api('GET', '/v1/tools', undefined, opts).catch(() => []),
       api('GET', '/v1/workflows', undefined, opts).catch(() => []),
+      providerModels(ctx.me),
     ]);
+    chatModels = ids(pm, 'chat');
     agents = a;
     kbs = k;
     tools = t;
@@ -72,7 +76,11 @@ export function render(main, ctx) {
     const f = {
       name: h('input', { value: agent.name || '', required: true, maxlength: 128 }),
       system_prompt: h('textarea', { rows: 5, value: agent.system_prompt || '' }),
-      model: h('input', { value: agent.model || '', list: 'model-options', placeholder: ctx.me.default_model + ' (server default)' }),
+      // The configured providers' models, the models other agents use,
+      // and the agent's own.
+      model: h('select', {}, h('option', { value: '', text: `server default (${ctx.me.default_model})` }),
+        [...new Set([...chatModels, ...agents.map((a) => a.model).filter(Boolean), ...(agent.model ? [agent.model] : [])])]
+          .map((m) => h('option', { value: m, text: m, selected: m === agent.model }))),
       temperature: h('input', { type: 'number', step: '0.1', min: 0, max: 2, value: agent.temperature ?? '', placeholder: 'model default' }),
       max_tokens: h('input', { type: 'number', min: 1, value: agent.max_tokens ?? '', placeholder: 'model default' }),
       context_window_tokens: h('input', { type: 'number', min: 256, value: agent.context_window_tokens ?? 4096 }),
@@ -95,12 +103,6 @@ export function render(main, ctx) {
       remote_secret: h('input', { value: /^\$\{secret:(.+)\}$/.exec(agent.remote?.api_key || '')?.[1] || '', placeholder: 'REMOTE_KEY' }),
       remote_env: h('input', { value: agent.remote?.api_key_env || '', placeholder: 'WEFT_REMOTE_KEY' }),
     };
-    // Model suggestions: the server default, every provider's prefix, and
-    // the models other agents use.
-    const models = new Set([ctx.me.default_model, ...agents.map((a) => a.model).filter(Boolean)]);
-    const datalist = h('datalist', { id: 'model-options' },
-      [...models].map((m) => h('option', { value: m })),
-      (ctx.me.providers || []).map((p) => h('option', { value: p + '/' })));
     const kbPick = picks('Knowledge bases', kbs.map((k) => ({ id: k.id, name: k.name })), agent.knowledge_base_ids || [], 'knowledge_base_ids', 'No knowledge bases yet.');
     const toolPick = picks('Tools', tools.filter((t) => t.kind !== 'mcp').map((t) => ({ id: t.id, name: t.name, note: t.kind })), agent.tool_ids || [], 'tool_ids', 'No tools registered.');
     const delPick = picks('Delegates', agents.filter((a) => a.id !== agent.id).map((a) => ({ id: a.id, name: a.name })), agent.delegate_agent_ids || [], 'delegate_agent_ids', 'No other agents.');
@@ -111,7 +113,7 @@ export function render(main, ctx) {
       h('h2', { text: isNew ? 'New agent' : 'Edit ' + agent.name }),
       h('div', { class: 'grid' },
         field('Name', f.name, { name: 'name' }),
-        field('Model', f.model, { name: 'model', hint: 'provider/model, e.g. openai/gpt-4o-mini; empty uses the server default' }),
+        field('Model', f.model, { name: 'model', hint: 'the models of the server\'s configured providers' }),
         field('System prompt', f.system_prompt, { name: 'system_prompt', wide: true }),
         field('Temperature', f.temperature, { name: 'temperature', hint: '0 to 2' }),
         field('Max output tokens', f.max_tokens, { name: 'max_tokens' }),
@@ -135,7 +137,6 @@ export function render(main, ctx) {
           field('Remote agent id', f.remote_agent, { name: 'remote.agent_id', hint: 'Weft servers only' }),
           field('API key secret', f.remote_secret, { name: 'remote.api_key', hint: 'the name of a tenant secret (Secrets)' }),
           field('API key environment variable', f.remote_env, { name: 'remote.api_key_env', hint: 'admins only, instead of a secret' }))),
-      datalist,
       h('div', { class: 'buttons' },
         h('button', { type: 'submit', class: 'primary', text: isNew ? 'Create agent' : 'Save' }),
         isNew ? null : confirmButton('Delete', async () => {

@@ -4,6 +4,7 @@
 // its document's status on the server, a failed one with Retry; documents
 // with their status; a search that shows hybrid, vector and keyword
 // results side by side (keyword only for a keyword-only knowledge base).
+import { providerModels, ids } from './models.js';
 import { api, upload } from './api.js';
 import { h, field, clear, showFieldError, confirmButton, fmtBytes, fmtTime } from './dom.js';
 
@@ -13,7 +14,13 @@ export function render(main, ctx) {
   const name = h('input', { required: true, placeholder: 'handbook' });
   const chunk = h('input', { type: 'number', min: 32, max: 8192, placeholder: 'default' });
   const overlap = h('input', { type: 'number', min: 0, placeholder: 'default' });
-  const emb = h('input', { placeholder: 'server default' });
+  const emb = h('select', {}, h('option', { value: '', text: 'server default' }));
+  providerModels(ctx.me).then((pm) => {
+    const def = pm.default_embedding_model;
+    emb.replaceChildren(h('option', { value: '', text: def ? `server default (${def})` : 'server default (none: keyword-only)' }),
+      ...ids(pm, 'embedding').filter((m) => m !== def).map((m) => h('option', { value: m, text: m })),
+      h('option', { value: 'none', text: 'none (keyword-only search)' }));
+  });
   const err = h('p', { class: 'error', role: 'alert' });
   const form = h('form', { class: 'kb-create' },
     h('h2', { text: 'New knowledge base' }),
@@ -21,14 +28,15 @@ export function render(main, ctx) {
     h('details', {}, h('summary', { text: 'Chunking and embeddings' }),
       field('Chunk size (tokens)', chunk, { name: 'chunk_size' }),
       field('Chunk overlap (tokens)', overlap, { name: 'chunk_overlap' }),
-      field('Embedding model', emb, { name: 'embedding_model', hint: 'empty: the server default; none configured means keyword-only search' })),
+      field('Embedding model', emb, { name: 'embedding_model', hint: 'embeddings make search hybrid (keywords and meaning); without, search is keyword-only' })),
     h('button', { type: 'submit', class: 'primary', text: 'Create' }), err);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const body = { name: name.value.trim() };
     if (chunk.value) body.chunk_size = Number(chunk.value);
     if (overlap.value) body.chunk_overlap = Number(overlap.value);
-    if (emb.value.trim()) body.embedding_model = emb.value.trim();
+    if (emb.value === 'none') body.embedding_model = '';
+    else if (emb.value) body.embedding_model = emb.value;
     try {
       const kb = await api('POST', '/v1/knowledge-bases', body);
       showFieldError(form, null, err);

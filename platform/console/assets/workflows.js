@@ -8,6 +8,7 @@
 import { api, stream } from './api.js';
 import { h, clear, append, field, showFieldError } from './dom.js';
 import { Canvas, edges } from './canvas.js';
+import { providerModels, ids } from './models.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -443,16 +444,14 @@ export function render(main, ctx = {}) {
     api('GET', '/v1/agents', undefined, opts).catch(() => []),
     api('GET', '/v1/tools', undefined, opts).catch(() => []),
     api('GET', '/v1/knowledge-bases', undefined, opts).catch(() => []),
-    api('GET', '/v1/provider-models', undefined, opts).catch(() => null),
-  ]).then(([agents, tools, kbs, models]) => {
+    providerModels(ctx.me),
+  ]).then(([agents, tools, kbs, pm]) => {
     lists.agents = agents.map((a) => a.name);
     lists.tools = tools.map((t) => t.name);
     lists.kbs = kbs.map((k) => k.name);
-    if (models) {
-      lists.models = (models.models || []).filter((m) => m.kind !== 'embedding').map((m) => m.id);
-      lists.defaultModel = models.default_model || lists.defaultModel;
-    }
-    canvas.showForm();
+    lists.models = ids(pm, 'chat');
+    lists.defaultModel = pm.default_model || lists.defaultModel;
+    if (!signal?.aborted && !canvas.form.contains(document.activeElement)) canvas.showForm();
   });
   refresh().catch((x) => !signal?.aborted && list.append(h('li', { class: x.status === 404 ? 'muted' : 'error', text: x.status === 404 ? 'This server has no workflows API.' : x.message })));
   return () => running?.abort();
