@@ -48,6 +48,8 @@ type apiError struct {
 	cause error
 	// retryAfter, when positive, is sent as Retry-After (seconds).
 	retryAfter int
+	// answer is the stored answer of an interrupt answered already.
+	answer json.RawMessage
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -111,7 +113,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
-	writeJSON(w, e.Status, api.Error{Error: api.ErrorDetail{Code: e.Code, Message: e.Message, Param: e.Param}})
+	writeJSON(w, e.Status, api.Error{Error: api.ErrorDetail{Code: e.Code, Message: e.Message, Param: e.Param, Answer: e.answer}})
 }
 
 // decodeJSON reads a JSON object body into v, within MaxBodyBytes. Unknown

@@ -44,7 +44,7 @@ const howToDocument = `
 Document the route in docs/openapi.yaml (path, operation, request and response schemas, at least one
 example) and in docs/api.md (a few lines of prose). Examples are run against a test server: the ids
 of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer, wf_triage,
-run_triage, key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
+run_triage, wf_signoff, run_signoff (waiting), key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
 go in openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
 (default: the response holding an example of the same name, else the one 2xx response), x-key
 which key sends it (admin, tenant or none).`
@@ -354,6 +354,20 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 	var run struct{ ID string }
 	must(e.do(e.admin, "POST", "/v1/workflows/"+wf.ID+"/runs", map[string]any{"inputs": map[string]any{"question": "Refunds?"}}, &run), 200, "workflow run")
 	f.subst["run_triage"] = run.ID
+	// A run waiting at a human node.
+	must(e.do(e.admin, "POST", "/v1/workflows", map[string]any{"name": "signoff", "nodes": []any{
+		map[string]any{"id": "start", "kind": "start"},
+		map[string]any{"id": "approve", "kind": "human", "depends_on": []string{"start"}, "message": "Approve the refund?", "output_schema": map[string]any{"type": "object", "required": []string{"ok"},
+			"properties": map[string]any{"ok": map[string]any{"type": "boolean"}, "note": map[string]any{"type": "string"}}}},
+		map[string]any{"id": "end", "kind": "end", "outputs": map[string]any{"ok": "{{ nodes.approve.outputs.ok }}"}},
+	}}, &wf), 201, "workflow with a human node")
+	f.subst["wf_signoff"] = wf.ID
+	var waiting struct{ ID, Status string }
+	must(e.do(e.admin, "POST", "/v1/workflows/"+wf.ID+"/runs", map[string]any{}, &waiting), 200, "waiting workflow run")
+	if waiting.Status != "waiting" {
+		t.Fatalf("fixture waiting run: status %q", waiting.Status)
+	}
+	f.subst["run_signoff"] = waiting.ID
 	return f
 }
 

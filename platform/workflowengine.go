@@ -184,40 +184,70 @@ func jsonKind(v any) string {
 }
 
 // execWorkflowRun runs (or resumes) a claimed run to its end and returns
-// its outputs; its events go to feed (nil for a run nobody watches).
-func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed *runFeed) (map[string]any, error) {
+// its outputs, or the open interrupts of a run that stopped to wait for
+// answers; its events go to feed (nil for a run nobody watches). res, when
+// not nil, answers an interrupt first: its accept hears whether the answer
+// was taken (an *workflow.AnswerError when refused, the run then not
+// started).
+func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed *runFeed, res *runResume) (map[string]any, []workflow.Interrupt, error) {
+	outputs, waiting, err := s.execWorkflowRunOnce(ctx, run, feed, res)
+	res.accept(err)
+	return outputs, waiting, err
+}
+
+func (s *Server) execWorkflowRunOnce(ctx context.Context, run meta.WorkflowRun, feed *runFeed, res *runResume) (map[string]any, []workflow.Interrupt, error) {
 	store := s.workflows.store
 	key, err := s.meta.KeyByID(ctx, run.KeyID)
 	if err != nil {
 		if errors.Is(err, meta.ErrNotFound) {
-			return nil, errRunKey(run.KeyID)
+			return nil, nil, errRunKey(run.KeyID)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	ctx = context.WithValue(ctx, principalKey{}, principal{Key: key, Tenant: run.TenantID})
 	wf, err := store.WorkflowVersion(ctx, run.TenantID, run.WorkflowID, run.Version)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	def, err := parseStored(wf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var inputs map[string]any
 	if err := json.Unmarshal(run.Inputs, &inputs); err != nil {
-		return nil, fmt.Errorf("run %s: inputs: %w", run.ID, err)
+		return nil, nil, fmt.Errorf("run %s: inputs: %w", run.ID, err)
 	}
 	red := &runSecrets{}
 	eng := workflow.New(s.workflowServices(run, red), workflow.Parallelism(workflowParallelism), workflow.WithLimits(s.cfg.WorkflowLimits.Run))
 	cp := &runCheckpointer{store: store, tenant: run.TenantID, owner: s.workflows.owner, red: red}
-	feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
-	var outputs map[string]any
-	for ev, err := range eng.Run(ctx, def, inputs, workflow.WithRunID(run.ID), workflow.WithCheckpointer(cp)) {
+	opts := []workflow.RunOption{workflow.WithRunID(run.ID), workflow.WithCheckpointer(cp)}
+	if res != nil {
+		opts = append(opts, workflow.WithAnswer(res.interrupt, res.answer))
+	} else {
+		feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
+	}
+	var (
+		outputs map[string]any
+		waiting []workflow.Interrupt
+	)
+	for ev, err := range eng.Run(ctx, def, inputs, opts...) {
 		if err != nil {
-			return nil, errors.New(red.redactError(err.Error()))
+			var ae *workflow.AnswerError
+			if errors.As(err, &ae) {
+				return nil, nil, ae
+			}
+			return nil, nil, errors.New(red.redactError(err.Error()))
 		}
 		switch ev.Type {
 		case workflow.WorkflowStarted:
+			if res != nil {
+				// The answer is stored: the run goes on.
+				res.accept(nil)
+				feed.publish(runEvent{name: "workflow.resumed", data: res.eventJSON(run)})
+				feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
+				s.log.Info("workflow run resumed by a person", "run", run.ID, "tenant", run.TenantID, "interrupt", res.interrupt,
+					"key", res.keyID, "key_name", res.keyName, "waited_ms", res.waited.Milliseconds())
+			}
 			continue // announced above, with the workflow
 		case workflow.NodeFinished:
 			if !ev.Restored && len(ev.Inputs) > 0 {
@@ -227,10 +257,15 @@ func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed
 			}
 		case workflow.WorkflowFinished:
 			outputs = ev.Outputs
+		case workflow.WorkflowWaiting:
+			waiting = ev.Interrupts
 		}
 		if feed != nil {
 			feed.publish(runEvent{name: string(ev.Type), data: eventJSON(run, ev, red)})
 		}
+	}
+	if waiting != nil {
+		return nil, waiting, nil
 	}
 	if outputs == nil {
 		outputs = map[string]any{}
@@ -241,7 +276,7 @@ func (s *Server) execWorkflowRun(ctx context.Context, run meta.WorkflowRun, feed
 			outputs = clean
 		}
 	}
-	return outputs, nil
+	return outputs, nil, nil
 }
 
 // eventJSON is a run event as the API streams it.
@@ -274,6 +309,17 @@ func eventJSON(run meta.WorkflowRun, ev workflow.Event, red *runSecrets) map[str
 	case workflow.WorkflowFinished:
 		out["status"] = meta.RunSucceeded
 		out["outputs"] = redactJSON(red, ev.Outputs)
+		out["usage"] = ev.Usage
+		out["latency_ms"] = ev.Latency.Milliseconds()
+	case workflow.NodeWaiting:
+		out["status"] = meta.RunWaiting
+		if len(ev.Inputs) > 0 {
+			out["inputs"] = redactJSON(red, ev.Inputs)
+		}
+		out["interrupts"] = interruptsJSON(run.WorkflowID, ev.Interrupts)
+	case workflow.WorkflowWaiting:
+		out["status"] = meta.RunWaiting
+		out["interrupts"] = interruptsJSON(run.WorkflowID, ev.Interrupts)
 		out["usage"] = ev.Usage
 		out["latency_ms"] = ev.Latency.Milliseconds()
 	}
@@ -349,6 +395,12 @@ func (c *runCheckpointer) Completed(ctx context.Context, runID string) ([]workfl
 		if len(cp.Usage) > 0 && string(cp.Usage) != "null" {
 			json.Unmarshal(cp.Usage, &w.Usage)
 		}
+		if len(cp.Waiting) > 0 {
+			w.Waiting = new(workflow.Interrupt)
+			if err := json.Unmarshal(cp.Waiting, w.Waiting); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: question: %w", cp.Key, err)
+			}
+		}
 		out = append(out, w)
 	}
 	return out, nil
@@ -361,6 +413,9 @@ func (c *runCheckpointer) Save(ctx context.Context, runID string, cp workflow.Ch
 	rec := meta.WorkflowCheckpoint{Key: cp.Key, NodeID: cp.NodeID, Error: c.red.redactError(cp.Error), StartedAt: cp.Started, FinishedAt: cp.Finished}
 	if cp.Outputs != nil {
 		rec.Outputs = redactJSON(c.red, cp.Outputs)
+	}
+	if cp.Waiting != nil {
+		rec.Waiting = redactJSON(c.red, cp.Waiting)
 	}
 	if cp.Usage != (llm.Usage{}) {
 		rec.Usage, _ = json.Marshal(cp.Usage)

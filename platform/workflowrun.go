@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
+	"github.com/weftlabs/weft/workflow"
 )
 
 // Durable workflow runs. A run is a row of the metadata store owned by one
@@ -176,14 +177,34 @@ func (wr *workflowRunner) takeOver(ctx context.Context) {
 			continue
 		}
 		wr.s.log.Info("workflow run resumed", "run", r.ID, "tenant", r.TenantID, "workflow", r.WorkflowID, "previous_owner", r.Owner)
-		wr.launch(claimed, nil)
+		wr.launch(claimed, nil, nil)
+	}
+	// Waiting runs whose question timed out: run again, they take the
+	// timeout branch.
+	due, err := wr.store.DueWorkflowRuns(ctx, now, 100)
+	if err != nil {
+		wr.s.log.Error("workflow runs: list due", "err", err)
+		return
+	}
+	for _, r := range due {
+		claimed, ok, err := wr.store.ResumeWorkflowRun(ctx, r.TenantID, r.ID, wr.owner, now.Add(wr.lease))
+		if err != nil {
+			wr.s.log.Error("workflow runs: wake", "run", r.ID, "err", err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		wr.s.log.Info("workflow run woken: a question timed out", "run", r.ID, "tenant", r.TenantID, "workflow", r.WorkflowID)
+		wr.launch(claimed, nil, nil)
 	}
 }
 
 // launch executes a run this replica holds, in the background; feed, when
-// not nil, receives its events. It reports false when the runner is
-// closing (the run stays for another replica or the next start).
-func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed) bool {
+// not nil, receives its events; res, when not nil, is the answer it
+// resumes with. It reports false when the runner is closing (the run
+// stays for another replica or the next start).
+func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed, res *runResume) bool {
 	key := run.TenantID + "\x00" + run.ID
 	ctx, cancel := context.WithCancelCause(context.Background())
 	lr := &liveRun{cancel: cancel, feed: feed, done: make(chan struct{})}
@@ -220,7 +241,7 @@ func (wr *workflowRunner) launch(run meta.WorkflowRun, feed *runFeed) bool {
 			feed.close()
 			close(lr.done)
 		}()
-		wr.execute(ctx, cancel, run, feed)
+		wr.execute(ctx, cancel, run, feed, res)
 	}()
 	return true
 }
@@ -262,7 +283,7 @@ func (wr *workflowRunner) close() {
 
 // execute runs a claimed run to its end (or until this replica loses it),
 // renewing the lease meanwhile, and records the outcome.
-func (wr *workflowRunner) execute(ctx context.Context, cancel context.CancelCauseFunc, run meta.WorkflowRun, feed *runFeed) {
+func (wr *workflowRunner) execute(ctx context.Context, cancel context.CancelCauseFunc, run meta.WorkflowRun, feed *runFeed, res *runResume) {
 	s := wr.s
 	renewDone := make(chan struct{})
 	defer close(renewDone)
@@ -287,10 +308,36 @@ func (wr *workflowRunner) execute(ctx context.Context, cancel context.CancelCaus
 			}
 		}
 	}()
-	outputs, err := s.execWorkflowRun(ctx, run, feed)
+	defer res.accept(errRunShutdown) // when it never got as far as the answer
+	outputs, waiting, err := s.execWorkflowRun(ctx, run, feed, res)
+	var ae *workflow.AnswerError
+	if errors.As(err, &ae) {
+		if !errors.Is(ae, workflow.ErrExpired) {
+			// Refused: nothing was stored, the run waits as it did.
+			if _, err := wr.store.WaitWorkflowRun(context.Background(), run.TenantID, run.ID, wr.owner, res.wake); err != nil {
+				s.log.Error("workflow run: wait again", "run", run.ID, "err", err)
+			}
+			return
+		}
+		// Too late: the run goes on without the answer, down the timeout
+		// branch.
+		outputs, waiting, err = s.execWorkflowRun(ctx, run, feed, nil)
+	}
 	cause := context.Cause(ctx)
 	if errors.Is(cause, errLeaseLost) || errors.Is(cause, errRunShutdown) {
 		s.log.Info("workflow run stopped on this replica", "run", run.ID, "reason", cause.Error())
+		return
+	}
+	if err == nil && waiting != nil {
+		ok, werr := wr.store.WaitWorkflowRun(context.Background(), run.TenantID, run.ID, wr.owner, earliestDeadline(waiting))
+		switch {
+		case werr != nil:
+			s.log.Error("workflow run: wait", "run", run.ID, "err", werr)
+		case !ok:
+			s.log.Info("workflow run finished elsewhere", "run", run.ID)
+		default:
+			s.log.Info("workflow run waiting", "run", run.ID, "tenant", run.TenantID, "interrupts", len(waiting))
+		}
 		return
 	}
 	fin := meta.WorkflowRun{TenantID: run.TenantID, ID: run.ID, FinishedAt: time.Now().UTC()}
@@ -367,27 +414,7 @@ func (s *Server) startWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		s.writeRun(w, r, run.TenantID, run.ID)
 		return
 	}
-	sw := newSSEWriter(w, s.frameDeadline())
-	stop := make(chan struct{})
-	defer close(stop)
-	go sw.keepAlive(s.pingInterval(), stop)
-	for i := 0; ; {
-		evs, done, ch := feed.next(i)
-		i += len(evs)
-		for _, ev := range evs {
-			if sw.event(ev.name, ev.data) != nil {
-				return
-			}
-		}
-		if done {
-			return
-		}
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-			return
-		}
-	}
+	s.streamFeed(w, r, feed)
 }
 
 // beginRun checks inputs against wf's current version, stores a run owned
@@ -417,7 +444,7 @@ func (s *Server) beginRun(ctx context.Context, p principal, wf meta.Workflow, in
 		return meta.WorkflowRun{}, nil, asAPIError(err)
 	}
 	feed := newRunFeed()
-	if !wr.launch(run, feed) {
+	if !wr.launch(run, feed, nil) {
 		// Refused after all (closing, or the tenant's last slot taken
 		// meanwhile): the run is left for a replica (or this one) to take
 		// over once its lease expires.
@@ -457,6 +484,16 @@ func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, tenant, id str
 			Error: cp.Error, Usage: nullJSON(cp.Usage), StartedAt: cp.StartedAt, FinishedAt: cp.FinishedAt})
 		if n := &out.Nodes[len(out.Nodes)-1]; !n.StartedAt.IsZero() && !n.FinishedAt.IsZero() {
 			n.LatencyMS = n.FinishedAt.Sub(n.StartedAt).Milliseconds()
+		}
+	}
+	if run.Status == meta.RunWaiting || run.Status == meta.RunRunning {
+		_, open, err := interruptStates(cps)
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
+		if len(open) > 0 {
+			out.Interrupts = interruptsJSON(run.WorkflowID, open)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

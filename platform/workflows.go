@@ -40,6 +40,11 @@ type workflowStore interface {
 	SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner string, cp meta.WorkflowCheckpoint) error
 	SetWorkflowCheckpointInputs(ctx context.Context, tenant, runID, key string, inputs json.RawMessage) error
 	WorkflowCheckpoints(ctx context.Context, tenant, runID string) ([]meta.WorkflowCheckpoint, error)
+
+	WaitWorkflowRun(ctx context.Context, tenant, id, owner string, wake time.Time) (bool, error)
+	ResumeWorkflowRun(ctx context.Context, tenant, id, owner string, until time.Time) (meta.WorkflowRun, bool, error)
+	DueWorkflowRuns(ctx context.Context, now time.Time, limit int) ([]meta.WorkflowRun, error)
+	OpenInterrupts(ctx context.Context, tenant, workflowID string, limit int) ([]meta.OpenInterrupt, error)
 }
 
 // workflowRoutes registers the workflow routes.
@@ -54,6 +59,9 @@ func (s *Server) workflowRoutes() {
 	s.handle("GET /v1/workflows/{id}/runs/{run}", s.getWorkflowRun)
 	s.handle("POST /v1/workflows/{id}/runs/{run}/cancel", s.cancelWorkflowRun)
 	s.handle("GET /v1/workflow-node-kinds", s.workflowNodeKinds)
+	s.handle("GET /v1/workflows/{id}/runs/{run}/interrupts", s.listRunInterrupts)
+	s.handle("POST /v1/workflows/{id}/runs/{run}/interrupts/{interrupt}/resume", s.resumeInterrupt)
+	s.handle("GET /v1/interrupts", s.listInterrupts)
 }
 
 // validateOptions are the options every definition is validated with:

@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // The stable error codes of the API (see docs/api.md, "Errors").
 const (
 	CodeInvalidRequest  = "invalid_request"
@@ -29,4 +31,7 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Param   string `json:"param,omitempty"`
+	// Answer is, on the 409 of an interrupt answered already, the answer
+	// stored.
+	Answer json.RawMessage `json:"answer,omitempty"`
 }

@@ -19,6 +19,9 @@ type WorkflowRun struct {
 	StartedAt  time.Time       `json:"started_at,omitzero"`
 	FinishedAt time.Time       `json:"finished_at,omitzero"`
 	Nodes      []WorkflowNode  `json:"nodes,omitempty"`
+	// Interrupts are the open questions of a waiting run (status
+	// "waiting"), when the run is read on its own.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
 }
 
 // WorkflowNode is one finished node of a run: its inputs and outputs (the
@@ -33,4 +36,51 @@ type WorkflowNode struct {
 	StartedAt  time.Time       `json:"started_at,omitzero"`
 	FinishedAt time.Time       `json:"finished_at,omitzero"`
 	LatencyMS  int64           `json:"latency_ms"`
+}
+
+// Interrupt kinds.
+const (
+	// InterruptWorkflow is a workflow run waiting at a human node or a Go
+	// node's pause.
+	InterruptWorkflow = "workflow"
+)
+
+// Interrupt is an open question to a person, as the inbox lists it
+// (GET /v1/interrupts) and a run's interrupts route does: what waits
+// (Kind; for a workflow run, its run, node and the answer's JSON Schema),
+// since when and until when, and the route that answers it.
+type Interrupt struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// RunID and WorkflowID name the waiting run (kind "workflow").
+	RunID      string `json:"run_id,omitempty"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	// NodeID is the node that waits; Key tells apart its runs inside an
+	// iteration; Name is a Go node's pause's name.
+	NodeID  string `json:"node_id,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Message string `json:"message,omitempty"`
+	// OutputSchema is the JSON Schema an answer must fit (absent: any
+	// object).
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	// ExpiresAt, when set, is when the question times out and the run
+	// takes its timeout branch.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Resume is the route that answers it (POST).
+	Resume string `json:"resume"`
+}
+
+// InterruptList is a page of open interrupts, oldest first.
+type InterruptList struct {
+	Data []Interrupt `json:"data"`
+}
+
+// ResumeRequest answers a workflow run's interrupt: Answer must fit the
+// interrupt's output_schema. Stream asks for the resumed run's events as
+// SSE instead of the run once it stops again.
+type ResumeRequest struct {
+	Answer map[string]any `json:"answer"`
+	Stream bool           `json:"stream,omitempty"`
 }

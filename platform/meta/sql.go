@@ -369,6 +369,15 @@ var migrations = []string{
 	// checkpoint row of the run, so a run's checkpoints cost the square
 	// of its node runs.
 	`CREATE INDEX workflow_checkpoints_seq ON workflow_checkpoints(tenant_id, run_id, seq);`,
+	// A person in the loop: a run that waits for answers (status
+	// waiting) holds no lease; wake_at is the earliest deadline of its
+	// open questions (0: none), when a replica runs it again to take the
+	// timeout branch. A checkpoint's waiting is the question of a node
+	// that waits, or the one an answer answers (JSON; '' for none).
+	`ALTER TABLE workflow_runs ADD COLUMN wake_at {int64} NOT NULL DEFAULT 0;
+	ALTER TABLE workflow_checkpoints ADD COLUMN waiting TEXT NOT NULL DEFAULT '';
+	CREATE INDEX workflow_runs_waiting ON workflow_runs(tenant_id, status, created_at);
+	CREATE INDEX workflow_runs_wake ON workflow_runs(status, wake_at);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {

@@ -22,6 +22,9 @@ const (
 	RunSucceeded = "succeeded"
 	RunFailed    = "failed"
 	RunCancelled = "cancelled"
+	// RunWaiting is a run that waits for a person's answers: no replica
+	// holds it; an answer (or its WakeAt) makes it running again.
+	RunWaiting = "waiting"
 )
 
 // Workflow is a stored workflow at one version.
@@ -57,6 +60,9 @@ type WorkflowRun struct {
 	CreatedAt  time.Time
 	// StartedAt and FinishedAt are zero until the run started or finished.
 	StartedAt, FinishedAt time.Time
+	// WakeAt is, for a waiting run, the earliest deadline of its open
+	// questions (zero: none), when a replica runs it again.
+	WakeAt time.Time
 }
 
 // Active reports whether the run has not finished.
@@ -74,6 +80,10 @@ type WorkflowCheckpoint struct {
 	Inputs, Outputs, Usage json.RawMessage
 	Error                  string
 	StartedAt, FinishedAt  time.Time
+	// Waiting is the open question of a node that waits for a person, or
+	// on an answer's checkpoint the question it answers (JSON; empty for
+	// none).
+	Waiting json.RawMessage
 }
 
 func rawOr(b json.RawMessage, def string) string {
@@ -224,14 +234,14 @@ func (s *SQL) DeleteWorkflow(ctx context.Context, tenant, id string) error {
 	return wrap("delete workflow "+id, err)
 }
 
-const qRunCols = `id, workflow_id, version, key_id, status, inputs, outputs, error, cancel_requested, owner, lease_until, created_at, started_at, finished_at`
+const qRunCols = `id, workflow_id, version, key_id, status, inputs, outputs, error, cancel_requested, owner, lease_until, created_at, started_at, finished_at, wake_at`
 
 func scanRun(tenant string, sc interface{ Scan(...any) error }) (WorkflowRun, error) {
 	r := WorkflowRun{TenantID: tenant}
 	var in, out string
 	var cancel int
-	var lease, created, started, finished int64
-	if err := sc.Scan(&r.ID, &r.WorkflowID, &r.Version, &r.KeyID, &r.Status, &in, &out, &r.Error, &cancel, &r.Owner, &lease, &created, &started, &finished); err != nil {
+	var lease, created, started, finished, wake int64
+	if err := sc.Scan(&r.ID, &r.WorkflowID, &r.Version, &r.KeyID, &r.Status, &in, &out, &r.Error, &cancel, &r.Owner, &lease, &created, &started, &finished, &wake); err != nil {
 		return WorkflowRun{}, err
 	}
 	r.Inputs = json.RawMessage(in)
@@ -246,6 +256,9 @@ func scanRun(tenant string, sc interface{ Scan(...any) error }) (WorkflowRun, er
 	if finished != 0 {
 		r.FinishedAt = fromMicros(finished)
 	}
+	if wake != 0 {
+		r.WakeAt = fromMicros(wake)
+	}
 	return r, nil
 }
 
@@ -259,9 +272,9 @@ func microsOrZero(t time.Time) int64 {
 // CreateWorkflowRun stores a new run, owned by r.Owner until r.LeaseUntil
 // (an owner-less queued run has an empty Owner).
 func (s *SQL) CreateWorkflowRun(ctx context.Context, r WorkflowRun) error {
-	_, err := s.exec(ctx, `INSERT INTO workflow_runs (tenant_id, `+qRunCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := s.exec(ctx, `INSERT INTO workflow_runs (tenant_id, `+qRunCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.TenantID, r.ID, r.WorkflowID, r.Version, r.KeyID, r.Status, rawOr(r.Inputs, "{}"), string(r.Outputs), r.Error, boolInt(r.CancelRequested),
-		r.Owner, microsOrZero(r.LeaseUntil), micros(r.CreatedAt), microsOrZero(r.StartedAt), microsOrZero(r.FinishedAt))
+		r.Owner, microsOrZero(r.LeaseUntil), micros(r.CreatedAt), microsOrZero(r.StartedAt), microsOrZero(r.FinishedAt), microsOrZero(r.WakeAt))
 	return wrap("create workflow run "+r.ID, err)
 }
 
@@ -343,12 +356,12 @@ func (s *SQL) FinishWorkflowRun(ctx context.Context, r WorkflowRun, owner string
 
 // CancelWorkflowRun asks for an unfinished run to stop: its owner sees the
 // request when it next renews its lease. A run nobody holds (its owner
-// died) is cancelled at once. It returns the run as it is after.
+// died, or it waits for answers) is cancelled at once. It returns the run as it is after.
 func (s *SQL) CancelWorkflowRun(ctx context.Context, tenant, id string, now time.Time) (WorkflowRun, error) {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE workflow_runs SET status = ?, error = ?, finished_at = ?, cancel_requested = 1, owner = '', lease_until = 0
-			WHERE tenant_id = ? AND id = ? AND status IN (?, ?) AND (owner = '' OR lease_until < ?)`),
-			RunCancelled, "cancelled", micros(now), tenant, id, RunQueued, RunRunning, micros(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE workflow_runs SET status = ?, error = ?, finished_at = ?, cancel_requested = 1, owner = '', lease_until = 0, wake_at = 0
+			WHERE tenant_id = ? AND id = ? AND status IN (?, ?, ?) AND (owner = '' OR lease_until < ?)`),
+			RunCancelled, "cancelled", micros(now), tenant, id, RunQueued, RunRunning, RunWaiting, micros(now)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE workflow_runs SET cancel_requested = 1 WHERE tenant_id = ? AND id = ? AND status IN (?, ?)`),
@@ -384,6 +397,99 @@ func (s *SQL) ExpiredWorkflowRuns(ctx context.Context, now time.Time, limit int)
 	return out, wrap("expired workflow runs", rows.Err())
 }
 
+// WaitWorkflowRun records that a run owner holds waits for answers: the
+// lease is dropped, and wake (zero: never) is when a replica runs it again
+// (see DueWorkflowRuns). It reports false when owner no longer holds it.
+func (s *SQL) WaitWorkflowRun(ctx context.Context, tenant, id, owner string, wake time.Time) (bool, error) {
+	res, err := s.exec(ctx, `UPDATE workflow_runs SET status = ?, owner = '', lease_until = 0, wake_at = ?
+		WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?)`,
+		RunWaiting, microsOrZero(wake), tenant, id, owner, RunQueued, RunRunning)
+	if err != nil {
+		return false, wrap("wait workflow run "+id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap("wait workflow run "+id, err)
+}
+
+// ResumeWorkflowRun makes owner the owner of a waiting run until the given
+// time; the run becomes running. Of concurrent callers one gets the run;
+// the others get false (and no error), as do callers for a run that does
+// not wait.
+func (s *SQL) ResumeWorkflowRun(ctx context.Context, tenant, id, owner string, until time.Time) (WorkflowRun, bool, error) {
+	res, err := s.exec(ctx, `UPDATE workflow_runs SET status = ?, owner = ?, lease_until = ?, wake_at = 0
+		WHERE tenant_id = ? AND id = ? AND status = ?`, RunRunning, owner, micros(until), tenant, id, RunWaiting)
+	if err != nil {
+		return WorkflowRun{}, false, wrap("resume workflow run "+id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return WorkflowRun{}, false, wrap("resume workflow run "+id, err)
+	}
+	r, err := s.WorkflowRun(ctx, tenant, id)
+	if err != nil {
+		return WorkflowRun{}, false, err
+	}
+	return r, r.Owner == owner && r.Status == RunRunning, nil
+}
+
+// DueWorkflowRuns lists, at most limit, the waiting runs whose WakeAt
+// passed before now: a replica resumes them to take their timeout
+// branches.
+func (s *SQL) DueWorkflowRuns(ctx context.Context, now time.Time, limit int) ([]WorkflowRun, error) {
+	rows, err := s.query(ctx, `SELECT tenant_id, `+qRunCols+` FROM workflow_runs WHERE status = ? AND wake_at > 0 AND wake_at < ? ORDER BY wake_at, id LIMIT ?`,
+		RunWaiting, micros(now), limit)
+	if err != nil {
+		return nil, wrap("due workflow runs", err)
+	}
+	defer rows.Close()
+	var out []WorkflowRun
+	for rows.Next() {
+		var tenant string
+		r, err := scanRun("", scanPrefix{rows, &tenant})
+		if err != nil {
+			return nil, wrap("due workflow runs", err)
+		}
+		r.TenantID = tenant
+		out = append(out, r)
+	}
+	return out, wrap("due workflow runs", rows.Err())
+}
+
+// OpenInterrupt is the open question of a waiting run's node.
+type OpenInterrupt struct {
+	RunID, WorkflowID string
+	// Waiting is the question, as the checkpoint holds it (JSON).
+	Waiting json.RawMessage
+}
+
+// OpenInterrupts returns the open questions of the tenant's waiting runs
+// (those of workflow workflowID only, when not empty), oldest first, at
+// most limit.
+func (s *SQL) OpenInterrupts(ctx context.Context, tenant, workflowID string, limit int) ([]OpenInterrupt, error) {
+	q := `SELECT r.id, r.workflow_id, c.waiting FROM workflow_runs r JOIN workflow_checkpoints c ON c.tenant_id = r.tenant_id AND c.run_id = r.id
+		WHERE r.tenant_id = ? AND r.status = ? AND c.waiting <> '' AND c.finished_at = 0 AND c.error = ''`
+	args := []any{tenant, RunWaiting}
+	if workflowID != "" {
+		q += ` AND r.workflow_id = ?`
+		args = append(args, workflowID)
+	}
+	rows, err := s.query(ctx, q+` ORDER BY c.started_at, r.id, c.key LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, wrap("open interrupts", err)
+	}
+	defer rows.Close()
+	out := []OpenInterrupt{}
+	for rows.Next() {
+		var oi OpenInterrupt
+		var w string
+		if err := rows.Scan(&oi.RunID, &oi.WorkflowID, &w); err != nil {
+			return nil, wrap("open interrupts", err)
+		}
+		oi.Waiting = json.RawMessage(w)
+		out = append(out, oi)
+	}
+	return out, wrap("open interrupts", rows.Err())
+}
+
 // ResetWorkflowLeases drops every lease on runs held by owner: a server on
 // an embedded store calls it at start, for the runs its previous process
 // left, so that it resumes them at once.
@@ -405,10 +511,10 @@ func (p scanPrefix) Scan(dst ...any) error {
 // Statements of a run's checkpoints, prepared at open on SQLite.
 const (
 	qCheckpointSeq  = `SELECT COALESCE(MAX(seq), 0) FROM workflow_checkpoints WHERE tenant_id = ? AND run_id = ?`
-	qSaveCheckpoint = `INSERT INTO workflow_checkpoints (tenant_id, run_id, key, node_id, inputs, outputs, error, usage, started_at, finished_at, seq)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?))
+	qSaveCheckpoint = `INSERT INTO workflow_checkpoints (tenant_id, run_id, key, node_id, inputs, outputs, error, usage, started_at, finished_at, seq, waiting)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE tenant_id = ? AND id = ? AND owner = ? AND status IN (?, ?))
 			ON CONFLICT (tenant_id, run_id, key) DO UPDATE SET node_id = excluded.node_id, outputs = excluded.outputs, error = excluded.error,
-				usage = excluded.usage, started_at = excluded.started_at, finished_at = excluded.finished_at`
+				usage = excluded.usage, started_at = excluded.started_at, finished_at = excluded.finished_at, waiting = excluded.waiting`
 	qCheckpointInputs = `UPDATE workflow_checkpoints SET inputs = ? WHERE tenant_id = ? AND run_id = ? AND key = ?`
 )
 
@@ -446,7 +552,7 @@ func (s *SQL) SaveWorkflowCheckpoint(ctx context.Context, tenant, runID, owner s
 		}
 		res, err := s.txExecResult(ctx, tx, qSaveCheckpoint,
 			tenant, runID, cp.Key, cp.NodeID, rawOr(cp.Inputs, "null"), rawOr(cp.Outputs, "null"), cp.Error, rawOr(cp.Usage, "null"),
-			microsOrZero(cp.StartedAt), microsOrZero(cp.FinishedAt), seq+1,
+			microsOrZero(cp.StartedAt), microsOrZero(cp.FinishedAt), seq+1, string(cp.Waiting),
 			tenant, runID, owner, RunQueued, RunRunning)
 		if err != nil {
 			return err
@@ -473,7 +579,7 @@ func (s *SQL) SetWorkflowCheckpointInputs(ctx context.Context, tenant, runID, ke
 // WorkflowCheckpoints returns a run's checkpoints in the order they were
 // saved.
 func (s *SQL) WorkflowCheckpoints(ctx context.Context, tenant, runID string) ([]WorkflowCheckpoint, error) {
-	rows, err := s.query(ctx, `SELECT key, node_id, inputs, outputs, error, usage, started_at, finished_at FROM workflow_checkpoints
+	rows, err := s.query(ctx, `SELECT key, node_id, inputs, outputs, error, usage, started_at, finished_at, waiting FROM workflow_checkpoints
 		WHERE tenant_id = ? AND run_id = ? ORDER BY seq`, tenant, runID)
 	if err != nil {
 		return nil, wrap("workflow checkpoints", err)
@@ -482,12 +588,15 @@ func (s *SQL) WorkflowCheckpoints(ctx context.Context, tenant, runID string) ([]
 	out := []WorkflowCheckpoint{}
 	for rows.Next() {
 		var cp WorkflowCheckpoint
-		var in, o, u string
+		var in, o, u, wait string
 		var started, finished int64
-		if err := rows.Scan(&cp.Key, &cp.NodeID, &in, &o, &cp.Error, &u, &started, &finished); err != nil {
+		if err := rows.Scan(&cp.Key, &cp.NodeID, &in, &o, &cp.Error, &u, &started, &finished, &wait); err != nil {
 			return nil, wrap("workflow checkpoints", err)
 		}
 		cp.Inputs, cp.Outputs, cp.Usage = json.RawMessage(in), json.RawMessage(o), json.RawMessage(u)
+		if wait != "" {
+			cp.Waiting = json.RawMessage(wait)
+		}
 		if started != 0 {
 			cp.StartedAt = fromMicros(started)
 		}
