@@ -103,3 +103,23 @@ func (e *ModerationError) Error() string {
 // ErrNoAnswer is returned when the model's final answer is empty where the
 // declared type needs a value.
 var ErrNoAnswer = errors.New("ai: the model gave no answer")
+
+// MemoryError is a turn that failed because its memory did: the store
+// could not hold, read or write the conversation. Err is the store's
+// error; it matches memory.ErrLockTimeout when another turn held the
+// conversation past the lease's wait. ID is the turn's MemoryID.
+type MemoryError struct {
+	ID  string
+	Err error
+}
+
+// Error names the memory and the store's failure.
+func (e *MemoryError) Error() string {
+	if e.ID == "" {
+		return "ai: memory: " + e.Err.Error()
+	}
+	return "ai: memory " + strconv.Quote(e.ID) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the store's failure.
+func (e *MemoryError) Unwrap() error { return e.Err }

@@ -44,9 +44,40 @@ const (
 	// whole call. Only streamed model calls have them, and not while output
 	// guardrails buffer the answer ([GuardBuffer]).
 	EventToolCallDelta
+	// EventAgent reports a step of another agent's turn that a tool runs
+	// for this one (delegation), in Agent: its start, a piece of its
+	// answer (Text), or its end. Tools send them with [Forward]; they are
+	// never the turn's own answer text. A delegate's own delegations come
+	// through with their depth.
+	EventAgent
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done", "interrupt", "tool_call_delta"}
+var eventNames = [...]string{"", "text", "reasoning", "tool_call", "tool_result", "retrieval", "usage", "done", "interrupt", "tool_call_delta", "agent"}
+
+// AgentPhase says which step of a delegated turn an [AgentStep] reports.
+type AgentPhase uint8
+
+// The steps of a delegated turn, in order.
+const (
+	// AgentStarted: the delegate's turn began.
+	AgentStarted AgentPhase = iota + 1
+	// AgentText: a piece of the delegate's answer, in Event.Text.
+	AgentText
+	// AgentEnded: the delegate's turn ended; Err says why it failed.
+	AgentEnded
+)
+
+// AgentStep is the step of a delegated turn an EventAgent reports.
+type AgentStep struct {
+	// Agent names the delegate (the platform: its id).
+	Agent string
+	// Depth is the delegation depth: 1 for the delegates of the agent the
+	// caller talks to, 2 for theirs.
+	Depth int
+	Phase AgentPhase
+	// Err is the delegate's failure (AgentEnded), nil when it answered.
+	Err error
+}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -70,6 +101,8 @@ type Event struct {
 	Usage     llm.Usage
 	Outcome   *Outcome
 	Interrupt *Interrupt
+	// Agent is the step of a delegated turn (EventAgent).
+	Agent *AgentStep
 }
 
 // NoticeKind says what a [Notice] reports.

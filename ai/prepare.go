@@ -67,7 +67,7 @@ func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string,
 		m.exact = true
 		m.hold, s.msgs, err = chat.BeginMessages(ctx, make([]llm.Message, 0, w.MaxMessages+len(t.ToolResults)+5), first...)
 		if err != nil {
-			return fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
+			return &MemoryError{ID: t.MemoryID, Err: err}
 		}
 		if s.e.cfg.transform != nil {
 			ownHistory(s.msgs)
@@ -76,7 +76,7 @@ func (s *turnState) begin(ctx context.Context, chat *memory.Chat, system string,
 	}
 	hold, recs, err := chat.Begin(ctx, first...)
 	if err != nil {
-		return fmt.Errorf("ai: memory %q: %w", t.MemoryID, err)
+		return &MemoryError{ID: t.MemoryID, Err: err}
 	}
 	m.hold = hold
 	if t.History == nil {
@@ -323,7 +323,7 @@ func (s *turnState) prepare(ctx context.Context) error {
 			// Not stored with the lease: now that it passed the guardrails
 			// and fits, before the model is called.
 			if err := s.mem.hold.Append(ctx, s.record(stored, questionID(t.ID))); err != nil {
-				return fmt.Errorf("ai: %w", err)
+				return &MemoryError{ID: t.MemoryID, Err: err}
 			}
 			s.mem.stored = 1
 		}
@@ -380,7 +380,7 @@ func (s *turnState) prepareContinue(ctx context.Context) error {
 				defer cancel()
 			}
 			if err := s.mem.hold.Append(actx, recs...); err != nil {
-				return errors.Join(decideErr, fmt.Errorf("ai: %w", err))
+				return errors.Join(decideErr, &MemoryError{ID: t.MemoryID, Err: err})
 			}
 			s.mem.stored = len(results)
 		}
@@ -505,7 +505,7 @@ func (s *turnState) persist(ctx context.Context, failed error) error {
 
 func (s *turnState) end(ctx context.Context, recs []memory.Record) error {
 	if err := s.mem.hold.End(ctx, recs...); err != nil {
-		return fmt.Errorf("ai: %w", err)
+		return &MemoryError{ID: s.t.MemoryID, Err: err}
 	}
 	return nil
 }

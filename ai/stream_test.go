@@ -3,10 +3,12 @@ package ai_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/guardrail"
@@ -236,6 +238,51 @@ func TestForwardFromTool(t *testing.T) {
 	}
 }
 
+func TestForwardAgentSteps(t *testing.T) {
+	t.Parallel()
+	// A tool that delegates reports the delegate's steps; they reach the
+	// stream in order, and the delegate's text is not the turn's answer.
+	failed := errors.New("delegate down")
+	delegate := tool.Func("delegate", "asks another agent", func(ctx context.Context, in struct {
+		Q string `json:"q"`
+	}) (string, error) {
+		step := func(p ai.AgentPhase, text string, err error) {
+			ai.Forward(ctx, ai.Event{Kind: ai.EventAgent, Text: text, Agent: &ai.AgentStep{Agent: "helper", Depth: 1, Phase: p, Err: err}})
+		}
+		step(ai.AgentStarted, "", nil)
+		step(ai.AgentText, "inner", nil)
+		step(ai.AgentEnded, "", failed)
+		return "", failed
+	})
+	eng, err := ai.NewEngine(scripted.New(steps(calls(call("1", "delegate", `{"q":"hi"}`)), text("done"))), ai.Tools(delegate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	var out *ai.Outcome
+	for ev, err := range eng.Run(context.Background(), ai.Turn{Message: llm.UserMessage("go")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case ai.EventAgent:
+			phases = append(phases, fmt.Sprintf("%s/%d/%d/%s/%v", ev.Agent.Agent, ev.Agent.Depth, ev.Agent.Phase, ev.Text, ev.Agent.Err))
+		case ai.EventDone:
+			out = ev.Outcome
+		}
+	}
+	want := []string{"helper/1/1//<nil>", "helper/1/2/inner/<nil>", "helper/1/3//delegate down"}
+	if !slices.Equal(phases, want) {
+		t.Errorf("agent steps %q, want %q", phases, want)
+	}
+	if out == nil || out.Text != "done" {
+		t.Errorf("outcome %+v: the delegate's text leaked into the answer", out)
+	}
+	if ai.EventAgent.String() != "agent" {
+		t.Errorf("EventAgent.String() = %q", ai.EventAgent.String())
+	}
+}
+
 // callStreamer streams one response of two tool calls as the OpenAI driver
 // may: the first call's id and name open it, the second's id arrives last
 // (after its fragments), then answers "done".
@@ -309,5 +356,36 @@ func TestEventToolCallDeltas(t *testing.T) {
 	})
 	if deltas, _ := run(ai.OutputGuardrails(0, pass)); len(deltas) != 0 {
 		t.Errorf("buffered by output guardrails: deltas %q", deltas)
+	}
+}
+
+func TestMemoryError(t *testing.T) {
+	t.Parallel()
+	// A conversation another turn holds past the lease's wait fails the
+	// turn with a *MemoryError matching memory.ErrLockTimeout, before the
+	// model is called.
+	store := memory.NewInMemory()
+	key := memory.Key{Tenant: "t", Agent: "a", Session: "s"}
+	release, err := memory.NewChat(store, key, memory.Window{}).Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	chat := memory.NewChat(store, key, memory.Window{}, memory.WithLease(memory.Lease{Wait: 20 * time.Millisecond}))
+	model := scripted.New(scripted.Reply("never"))
+	eng, err := ai.NewEngine(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Do(context.Background(), ai.Turn{ID: "m1", Memory: chat, MemoryID: "s", Message: llm.UserMessage("hi")})
+	var me *ai.MemoryError
+	if !errors.As(err, &me) || me.ID != "s" || !errors.Is(err, memory.ErrLockTimeout) {
+		t.Fatalf("err = %#v, want a *ai.MemoryError for %q matching memory.ErrLockTimeout", err, "s")
+	}
+	if !strings.Contains(err.Error(), `memory "s"`) {
+		t.Errorf("error %q does not name the memory", err)
+	}
+	if n := len(model.Requests()); n != 0 {
+		t.Errorf("the model was called %d times", n)
 	}
 }

@@ -771,7 +771,11 @@ func (s *Server) a2aRunTurn(next func() (turn.Event, error, bool), stop func(), 
 			t.canceled = true
 			t.task.Status = a2a.Status{State: a2a.StateCanceled, Message: agentMsg("The task was canceled."), Timestamp: a2aNow()}
 		default:
-			t.task.Status = a2a.Status{State: a2a.StateFailed, Message: agentMsg(te.Code + ": " + te.Message), Timestamp: a2aNow()}
+			msg := te.Code + ": " + te.Message
+			if te.Partial {
+				msg += " (the partial answer is in the task's artifact)"
+			}
+			t.task.Status = a2a.Status{State: a2a.StateFailed, Message: agentMsg(msg), Timestamp: a2aNow()}
 		}
 		status = t.task.Status
 	})

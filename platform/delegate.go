@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
@@ -105,20 +106,22 @@ func (d *delegateTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 	if !target.Enabled {
 		return tool.Result{}, fmt.Errorf("delegation refused: agent %q is disabled; answer the user directly", target.Name)
 	}
-	p.sink(turn.Event{Kind: turn.DelegateStart, Delegate: &turn.Delegation{AgentID: target.ID, Depth: depth}})
-	answer, err := d.run(ctx, target, a.Query, depth)
-	end := &turn.Delegation{AgentID: target.ID, Depth: depth, OK: err == nil}
-	if err != nil {
-		end.Error = err.Error()
+	// The delegate's turn streams through the parent's (ai.Forward): its
+	// steps as delegate.* events, never mixed into the parent's answer.
+	step := func(ph ai.AgentPhase, text string, err error) {
+		ai.Forward(ctx, ai.Event{Kind: ai.EventAgent, Text: text, Agent: &ai.AgentStep{Agent: target.ID, Depth: depth, Phase: ph, Err: err}})
 	}
-	p.sink(turn.Event{Kind: turn.DelegateEnd, Delegate: end})
+	step(ai.AgentStarted, "", nil)
+	answer, err := d.run(ctx, target, a.Query, depth)
+	step(ai.AgentEnded, "", err)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	return tool.Result{Content: answer}, nil
 }
 
-// run runs the delegate's turn, here or on the remote server it points at.
+// run runs the delegate's turn, here or on the remote server it points at,
+// forwarding its text and its own delegations' steps.
 func (d *delegateTool) run(ctx context.Context, target meta.Agent, query string, depth int) (string, error) {
 	p := d.parent
 	ss, e := d.s.childSession(ctx, p, target)
@@ -129,23 +132,40 @@ func (d *delegateTool) run(ctx context.Context, target meta.Agent, query string,
 		agent: target, session: ss, message: llm.UserMessage(query), query: query, answerID: memory.NewID(),
 		depth: depth, maxDepth: p.maxDepth, chain: append(slices.Clip(p.chain), target.ID),
 	}
-	// The delegate's text streams as delegate.delta, so clients can show it
-	// without mixing it into the answer.
-	who := &turn.Delegation{AgentID: target.ID, Depth: depth}
 	in.sink = func(ev turn.Event) error {
 		switch ev.Kind {
 		case turn.TextDelta:
-			return p.sink(turn.Event{Kind: turn.DelegateDelta, Delegate: who, Text: ev.Text})
-		case turn.DelegateStart, turn.DelegateEnd, turn.DelegateDelta:
-			return p.sink(ev)
+			ai.Forward(ctx, ai.Event{Kind: ai.EventAgent, Text: ev.Text, Agent: &ai.AgentStep{Agent: target.ID, Depth: depth, Phase: ai.AgentText}})
+		case turn.DelegateStart, turn.DelegateDelta, turn.DelegateEnd:
+			// A delegation of the delegate, already in the parent's terms.
+			ai.Forward(ctx, agentEvent(ev))
 		}
 		return nil
 	}
-	ans, terr := d.s.runTurn(ctx, in)
-	if terr != nil {
-		return "", fmt.Errorf("agent %q failed: %s", target.Name, terr.api.Message)
+	ans, f := d.s.runTurn(ctx, in)
+	if f != nil {
+		return "", fmt.Errorf("agent %q failed: %s", target.Name, f.err.Message)
 	}
 	return ans.Answer, nil
+}
+
+// agentEvent is a delegation step of a turn as the engine forwards it (the
+// inverse of delegationEvent).
+func agentEvent(ev turn.Event) ai.Event {
+	d := ev.Delegate
+	st := &ai.AgentStep{Agent: d.AgentID, Depth: d.Depth}
+	switch ev.Kind {
+	case turn.DelegateStart:
+		st.Phase = ai.AgentStarted
+	case turn.DelegateDelta:
+		st.Phase = ai.AgentText
+	default:
+		st.Phase = ai.AgentEnded
+		if !d.OK {
+			st.Err = errors.New(d.Error)
+		}
+	}
+	return ai.Event{Kind: ai.EventAgent, Text: ev.Text, Agent: st}
 }
 
 // childSession returns the delegate's session under the parent session: one

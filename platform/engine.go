@@ -11,7 +11,7 @@ import (
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
-	"github.com/weftlabs/weft/platform/api"
+	"github.com/weftlabs/weft/memory"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tokens"
@@ -22,25 +22,12 @@ import (
 type agentEngine struct {
 	eng   *ai.Engine
 	specs []llm.ToolSpec
-}
-
-// run runs a turn as the engine's event stream, for blocking turns too: the
-// model is called streaming whenever it can stream, so the agent's
-// first-token and idle timeouts bound every turn (a non-streamed call has no
-// first token to time) and a failed blocking turn keeps its partial text the
-// same way a streamed one does. The blocking transport just ignores the text
-// events it has no client for.
-func (e *agentEngine) run(ctx context.Context, t ai.Turn) iter.Seq2[ai.Event, error] {
-	return e.eng.Run(ctx, t)
-}
-
-// toolTokens is what the tool specifications cost in every request.
-func (e *agentEngine) toolTokens(c tokens.Counter) int {
-	n := 0
-	for _, s := range e.specs {
-		n += tokens.ToolTokens(c, s)
-	}
-	return n
+	// recalls reports that the engine recalls from the agent's knowledge
+	// bases (its turns carry their observer for knowledgeAugmentor).
+	recalls bool
+	// chat are the options of the sessions' memory.Chat (see sessionChat),
+	// made once per engine.
+	chat []memory.ChatOption
 }
 
 // engines caches agent engines by agent version (id and update time).
@@ -95,11 +82,22 @@ func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.To
 			specs = append(specs, t.Spec())
 		}
 	}
+	recalls := len(agent.KnowledgeBaseIDs) > 0 && s.knowledge != nil
+	if recalls {
+		// Retrieval is an enhancement: a failed recall answers without
+		// context (the turn's trace and log say why).
+		opts = append(opts, ai.Augmentor(&knowledgeAugmentor{k: s.knowledge, agent: agent}, false))
+	}
 	eng, err := ai.NewEngine(agentModel(agent, model), opts...)
 	if err != nil {
 		return nil, errorf(http.StatusInternalServerError, CodeInternal, "agent %q: %v", agent.Name, err)
 	}
-	return &agentEngine{eng: eng, specs: specs}, nil
+	// The sessions' memory: the model's counter, the server's lease (its
+	// instance names it, so that a restart drops what a crash left), and
+	// every record kept so that a session can still be listed whole.
+	chat := []memory.ChatOption{memory.WithCounter(tokens.ForModel(model.Name())),
+		memory.WithLease(memory.Lease{Owner: s.cfg.Instance, Wait: s.lockWait()}), memory.KeepAll()}
+	return &agentEngine{eng: eng, specs: specs, recalls: recalls, chat: chat}, nil
 }
 
 // agentModel is model with the agent's stall timeouts. (Its turn deadline
@@ -180,18 +178,21 @@ func agentParams(a meta.Agent) ai.Params {
 	return p
 }
 
-// recall retrieves from the agent's knowledge bases and returns the
-// augmented user message with the fragments found, and whether it
-// retrieved at all. Retrieval is an enhancement: on failure the turn goes
-// on without context (the turn's observer logs the error).
-func (s *Server) recall(ctx context.Context, agent meta.Agent, in turnInput, msg llm.Message) (rag.Augmentation, []api.RagFragment, bool, error) {
-	aug := rag.Augmentation{Message: msg}
-	if len(agent.KnowledgeBaseIDs) == 0 || s.knowledge == nil {
-		return aug, nil, false, nil
-	}
-	got, frags, err := s.knowledge.recall(ctx, agent, in.query, msg)
-	if err != nil {
-		return aug, nil, true, err
-	}
-	return got, frags, true, nil
+// knowledgeAugmentor recalls from an agent's knowledge bases for the
+// engine, and records the recall in the trace of the turn (the observer
+// the turn put in its context).
+type knowledgeAugmentor struct {
+	k     knowledgeService
+	agent meta.Agent
+}
+
+// observerKey carries a turn's observer to its knowledge recall.
+type observerKey struct{}
+
+func (a *knowledgeAugmentor) Augment(ctx context.Context, q rag.Query) (rag.Augmentation, error) {
+	start := time.Now()
+	aug, frags, err := a.k.recall(ctx, a.agent, q.Text, q.Message)
+	obs, _ := ctx.Value(observerKey{}).(*turnObserver)
+	obs.retrieval(start, frags, err)
+	return aug, err
 }

@@ -167,15 +167,6 @@ func TestFailedTurnTraceByQuestion(t *testing.T) {
 	e.wantError(e.do(e.admin, "GET", "/v1/sessions/"+other.SessionID+"/messages/"+msgs[0].ID+"/trace", nil, nil), 404, CodeNotFound)
 }
 
-func TestTurnOfRecord(t *testing.T) {
-	for id, want := range map[string]string{"m1-q": "m1", "m1-r0": "m1", "m1-r12": "m1", "m1": "", "-q": "", "m1-r": "", "m1-rx": "", "a-r2-q": "a-r2"} {
-		got, ok := turnOfRecord(id)
-		if got != want || ok != (want != "") {
-			t.Errorf("turnOfRecord(%q) = %q, %v; want %q", id, got, ok, want)
-		}
-	}
-}
-
 func near(a, b float64) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
 
 // TestBudgetRefusesTurn: once a budget is spent, turns of that key are

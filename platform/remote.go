@@ -58,7 +58,19 @@ func (s *Server) remoteHTTPClient() *http.Client {
 }
 
 // runRemoteTurn serves a turn of a remote agent.
-func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
+func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnFailure) {
+	// The engine holds the session of a local agent's turn; a remote
+	// agent's turn holds it here.
+	lctx, cancel := context.WithTimeout(ctx, s.lockWait())
+	release, err := s.sessions.(memory.Locker).Lock(lctx, sessionKey(in.session), memory.Lease{Owner: s.cfg.Instance})
+	cancel()
+	if err != nil {
+		if errors.Is(err, memory.ErrLockTimeout) {
+			return nil, failTurn(errorf(http.StatusConflict, CodeConflict, "session %q is busy with another turn; retry when it ends", in.session.ID), false)
+		}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
+	}
+	defer release()
 	if in.agent.Remote.Protocol == meta.RemoteA2A {
 		return s.runA2ARemoteTurn(ctx, in, start)
 	}
@@ -66,12 +78,12 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	counter := tokens.Estimator{}
 	c, red, err := s.remoteClient(ctx, in.agent)
 	if err != nil {
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
+		return nil, failTurn(errorf(http.StatusBadGateway, CodeModelError, "%v", err), false)
 	}
 	// The remote session of this local session, if a turn made one.
 	recs, err := s.sessions.Load(ctx, key, memory.Window{MaxMessages: 1})
 	if err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 	remoteSession := ""
 	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
@@ -79,7 +91,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	}
 	userMsg := llm.UserMessage(in.query)
 	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: questionRecordID(in.answerID), Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 
 	req := client.ChatRequest{Query: in.query, SessionID: remoteSession, User: in.user}
@@ -123,7 +135,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 	msg := llm.AssistantMessage(ans.Answer)
 	out = append(out, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg)})
 	if _, err := s.sessions.Append(persistCtx, key, out...); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err), false)
 	}
 	if text.Len() == 0 && ans.Answer != "" {
 		// A remote that sent no deltas (an older server): its answer in one.
@@ -137,7 +149,7 @@ func (s *Server) runRemoteTurn(ctx context.Context, in turnInput, start time.Tim
 // failRemoteTurn ends a failed remote turn (Weft or A2A): the text
 // streamed so far is stored as a partial answer, and the failure mapped to
 // the API's error. partial and err are already redacted.
-func (s *Server) failRemoteTurn(ctx context.Context, in turnInput, partial, what string, err error) *turnError {
+func (s *Server) failRemoteTurn(ctx context.Context, in turnInput, partial, what string, err error) *turnFailure {
 	persistCtx := context.WithoutCancel(ctx)
 	if partial != "" {
 		msg := llm.AssistantMessage(partial)
@@ -148,7 +160,7 @@ func (s *Server) failRemoteTurn(ctx context.Context, in turnInput, partial, what
 	}
 	s.touch(persistCtx, in.session)
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-		return &turnError{api: errorf(499, CodeCancelled, "the turn was cancelled"), partial: partial != ""}
+		return failTurn(errorf(499, CodeCancelled, "the turn was cancelled"), partial != "")
 	}
-	return &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%s %q at %s: %v", what, in.agent.Name, in.agent.Remote.URL, err), partial: partial != ""}
+	return failTurn(errorf(http.StatusBadGateway, CodeModelError, "%s %q at %s: %v", what, in.agent.Name, in.agent.Remote.URL, err), partial != "")
 }

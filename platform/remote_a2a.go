@@ -28,7 +28,7 @@ import (
 // cancelled turn cancels the remote task (best effort).
 
 // runA2ARemoteTurn serves a turn of an A2A remote agent.
-func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnError) {
+func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.Time) (*api.ChatAnswer, *turnFailure) {
 	key := sessionKey(in.session)
 	counter := tokens.Estimator{}
 	// The API key, optional for A2A, sent as a bearer token and redacted
@@ -36,13 +36,13 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 	red := &secretref.Redactor{}
 	token, err := s.remoteKey(ctx, in.agent, red)
 	if err != nil {
-		return nil, &turnError{api: errorf(http.StatusBadGateway, CodeModelError, "%v", err)}
+		return nil, failTurn(errorf(http.StatusBadGateway, CodeModelError, "%v", err), false)
 	}
 	c := a2a.NewClient(in.agent.Remote.URL, token, s.remoteHTTPClient())
 
 	recs, err := s.sessions.Load(ctx, key, memory.Window{MaxMessages: 1})
 	if err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 	remoteContext := ""
 	if len(recs) > 0 && recs[0].Message.Role == llm.RoleSystem {
@@ -50,7 +50,7 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 	}
 	userMsg := llm.UserMessage(in.query)
 	if _, err := s.sessions.Append(ctx, key, memory.Record{ID: questionRecordID(in.answerID), Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)}); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
 	}
 
 	msg := a2a.Message{MessageID: in.answerID, ContextID: remoteContext, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(in.query)}}
@@ -150,7 +150,7 @@ func (s *Server) runA2ARemoteTurn(ctx context.Context, in turnInput, start time.
 	m := llm.AssistantMessage(answer)
 	out = append(out, memory.Record{ID: in.answerID, Message: m, Tokens: tokens.MessageTokens(counter, m)})
 	if _, err := s.sessions.Append(persistCtx, key, out...); err != nil {
-		return nil, &turnError{api: errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err)}
+		return nil, failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err), false)
 	}
 	if streamed.Len() == 0 && answer != "" {
 		// A blocking remote, or one that answered in its status message.

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/internal/redact"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/api"
@@ -434,7 +435,7 @@ func (s *Server) turnTraceRoute(w http.ResponseWriter, r *http.Request) {
 	msg := strings.TrimSpace(r.PathValue("message"))
 	s.ledger.flush(r.Context())
 	tr, err := s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, msg)
-	if answer, ok := turnOfRecord(msg); ok && errors.Is(err, meta.ErrNotFound) {
+	if answer, ok := ai.TurnOfRecord(msg); ok && errors.Is(err, meta.ErrNotFound) {
 		// A turn that failed before any text stored no answer: its trace
 		// is found from the message that started it.
 		tr, err = s.traces.store.Trace(r.Context(), ss.TenantID, ss.ID, answer)

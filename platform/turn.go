@@ -6,8 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weftlabs/weft/ai"
@@ -16,8 +14,6 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/turn"
-	"github.com/weftlabs/weft/rag"
-	"github.com/weftlabs/weft/tokens"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/toolname"
 )
@@ -65,18 +61,17 @@ type turnInput struct {
 	toolResults []llm.Message
 }
 
-// turnError is a failed turn: the API error, and whether any answer text
-// was produced before the failure (it was persisted as partial).
-type turnError struct {
-	api     *apiError
-	partial bool
-}
-
-// runTurn is the platform's chat turn: model → lock the session → recall →
-// the token window over everything that will be sent → store the user
-// message → the ai pipeline (model and tool loop, streaming through sink) →
-// store the answer (partial when the turn failed) → the answer.
-func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turnError) {
+// runTurn is the platform's chat turn. The engine owns it (ai.Engine with
+// the session as its memory.Chat): it takes the session's lease, loads the
+// window that leaves room for everything else in the request, recalls the
+// agent's knowledge (the engine's augmentor, see knowledgeAugmentor),
+// stores the user's message before the model is called, runs the tool
+// loop, and stores the tool rounds and the answer as it releases the lease
+// — or, when the turn fails or is cancelled, its finished rounds and the
+// text said so far, marked partial, under the same ids. runTurn maps the
+// engine's events to the turn's one to one, and observes the turn (trace,
+// usage, metrics).
+func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turnFailure) {
 	start := time.Now()
 	outcome := "ok"
 	defer func() {
@@ -88,30 +83,16 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	// traces.go).
 	ctx, obs := s.observeTurn(ctx, turnInfo{tenant: agent.TenantID, keyID: principalFrom(ctx).Key.ID, agent: agent,
 		sessionID: in.session.ID, messageID: in.answerID, model: cmp.Or(agent.Model, s.cfg.DefaultModel), depth: in.depth})
-	fail := func(code string, e *apiError, partial bool) *turnError {
-		outcome = code
-		obs.finish(code, llm.Usage{}, e.Message)
-		return &turnError{api: e, partial: partial}
+	fail := func(f *turnFailure, usage llm.Usage) *turnFailure {
+		outcome = f.err.Code
+		obs.finish(f.err.Code, usage, f.err.Message)
+		return f
 	}
 	model, err := s.model(agent.Model)
 	if err != nil {
-		return nil, fail(CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "agent %q: model %q: %v", agent.Name, agent.Model, err), false)
+		return nil, fail(failTurn(errorf(http.StatusBadGateway, CodeModelError, "agent %q: model %q: %v", agent.Name, agent.Model, err), false), llm.Usage{})
 	}
 	obs.info.model = model.Name()
-	key := sessionKey(in.session)
-
-	if l, ok := s.sessions.(memory.Locker); ok {
-		lctx, cancel := context.WithTimeout(ctx, s.lockWait())
-		release, err := l.Lock(lctx, key, memory.Lease{Owner: s.cfg.Instance})
-		cancel()
-		if err != nil {
-			if errors.Is(err, memory.ErrLockTimeout) {
-				return nil, fail(CodeConflict, errorf(http.StatusConflict, CodeConflict, "session %q is busy with another turn; retry when it ends", in.session.ID), false)
-			}
-			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
-		}
-		defer release()
-	}
 
 	// The agent's turn deadline: a hung model or tool ends the turn as a
 	// model_error, with what was said so far kept.
@@ -121,11 +102,9 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	defer cancelTurn()
 
 	if agent.Remote != nil {
-		ans, terr := s.runRemoteTurn(ctx, in, start)
-		if terr != nil {
-			outcome = terr.api.Code
-			obs.finish(terr.api.Code, llm.Usage{}, terr.api.Message)
-			return nil, terr
+		ans, f := s.runRemoteTurn(ctx, in, start)
+		if f != nil {
+			return nil, fail(f, llm.Usage{})
 		}
 		ans.CostUSD = obs.finish("ok", llm.Usage{PromptTokens: ans.Usage.PromptTokens, CompletionTokens: ans.Usage.CompletionTokens, TotalTokens: ans.Usage.TotalTokens}, "")
 		return &turn.Answer{ChatAnswer: *ans}, nil
@@ -133,352 +112,204 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 
 	eng, err := s.engineFor(ctx, agent, model, in)
 	if err != nil {
-		return nil, fail(CodeInternal, asAPIError(err), false)
+		return nil, fail(failTurn(asAPIError(err), false), llm.Usage{})
 	}
-	counter := tokens.ForModel(model.Name())
 	for _, c := range in.clientTools {
-		for _, own := range eng.specs {
-			if own.Name == c.Name {
-				return nil, fail(CodeInvalidRequest, badParam("tools", "the agent has a tool named %q; rename the client's tool", c.Name), false)
-			}
-		}
-	}
-	// A turn continues after the client's tool results, or starts with the
-	// user's message.
-	cont := len(in.toolResults) > 0
-	userMsg := in.message
-	if in.user != "" {
-		// Providers accept message names like tool names.
-		userMsg.Name = toolname.Sanitize(in.user)
-	}
-
-	// Retrieval first: the window must leave room for what it brings.
-	aug := rag.Augmentation{Message: userMsg}
-	var frags []api.RagFragment
-	if !cont {
-		rstart := time.Now()
-		var recalled bool
-		var rerr error
-		aug, frags, recalled, rerr = s.recall(ctx, agent, in, userMsg)
-		if recalled {
-			obs.retrieval(rstart, frags, rerr)
-		}
-		if len(frags) > 0 {
-			if err := in.sink(turn.Event{Kind: turn.Retrieval, Fragments: frags}); err != nil {
-				return nil, fail(CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), false)
-			}
+		if slices.ContainsFunc(eng.specs, func(own llm.ToolSpec) bool { return own.Name == c.Name }) {
+			return nil, fail(failTurn(badParam("tools", "the agent has a tool named %q; rename the client's tool", c.Name), false), llm.Usage{})
 		}
 	}
 
-	system := agent.SystemPrompt
-	if in.system != "" {
-		if system != "" {
-			system += "\n\n"
+	at := ai.Turn{ID: in.answerID, MemoryID: in.session.ID, Memory: sessionChat(s.sessions, in.session, agent, eng), System: in.system,
+		Params: in.params, Output: in.output, ClientTools: in.clientTools, ToolResults: in.toolResults}
+	if agent.SystemPrompt != "" {
+		at.System = agent.SystemPrompt
+		if in.system != "" {
+			at.System += "\n\n" + in.system
 		}
-		system += in.system
 	}
-	fixed := tokens.ReplyOverhead + eng.toolTokens(counter)
-	for _, c := range in.clientTools {
-		fixed += tokens.ToolTokens(counter, c)
-	}
-	var newRecs []memory.Record
-	if cont {
-		for i, m := range in.toolResults {
-			n := tokens.MessageTokens(counter, m)
-			fixed += n
-			newRecs = append(newRecs, memory.Record{ID: toolResultRecordID(in.answerID, i), Message: m, Tokens: n})
+	if len(in.toolResults) == 0 {
+		at.Message = in.message
+		if in.user != "" {
+			// Providers accept message names like tool names.
+			at.Message.Name = toolname.Sanitize(in.user)
 		}
-	} else {
-		fixed += tokens.MessageTokens(counter, aug.Message)
-		newRecs = append(newRecs, memory.Record{ID: questionRecordID(in.answerID), Message: userMsg, Tokens: tokens.MessageTokens(counter, userMsg)})
 	}
-	if system != "" {
-		fixed += tokens.MessageTokens(counter, llm.SystemMessage(system))
-	}
-	var window []memory.Record
-	w := memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens + fixed}
 	if in.stateless {
-		// The request's history goes through the same sliding window as a
-		// stored session's.
-		recs := make([]memory.Record, len(in.history))
-		for i, m := range in.history {
-			recs[i] = memory.Record{Message: m, Tokens: tokens.MessageTokens(counter, m)}
-		}
-		window, err = w.Fit(recs)
-	} else {
-		window, err = w.Load(ctx, s.sessions, key)
-	}
-	if err != nil {
-		if errors.Is(err, llm.ErrContextTooLong) {
-			return nil, fail(CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), false)
-		}
-		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
-	}
-	history := make([]llm.Message, 0, len(window)+len(in.toolResults))
-	for _, rec := range window {
-		if rec.Message.Role != llm.RoleSystem {
-			history = append(history, rec.Message)
+		// The request's history goes through the session's window; the
+		// turn is stored in the new session all the same.
+		at.History = in.history
+		if at.History == nil {
+			at.History = []llm.Message{}
 		}
 	}
-	if cont {
-		if e := checkToolResults(history, in.toolResults); e != nil {
-			return nil, fail(CodeInvalidRequest, e, false)
-		}
-		history = append(history, in.toolResults...)
-		aug.Message = llm.Message{}
-	}
-
-	// The user's message (or the client's tool results) is stored before
-	// the model is called: a failed turn keeps it.
-	if _, err := s.sessions.Append(ctx, key, newRecs...); err != nil {
-		return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", err), false)
-	}
-
-	ans := &turn.Answer{}
-	ans.ChatAnswer = api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, RagFragments: frags, ToolCalls: []api.ToolCallOutcome{}, Model: model.Name()}
-	if ans.RagFragments == nil {
-		ans.RagFragments = []api.RagFragment{}
-	}
-	var rounds roundLog
-	var usage llm.Usage
-	var out *ai.Outcome
-	var runErr error
-	firstToken := true
 	// Tools read the session (tool.MemoryID) and the end user (tool.User)
 	// from their context; a delegate's turn keeps the user of its parent.
-	at := ai.Turn{Message: aug.Message, System: system, MemoryID: in.session.ID, History: history, Params: in.params, Output: in.output, ClientTools: in.clientTools}
-	tctx := ctx
 	if in.user != "" {
-		tctx = tool.WithUser(ctx, in.user)
+		ctx = tool.WithUser(ctx, in.user)
 	}
-	for ev, err := range eng.run(tctx, at) {
+	if eng.recalls {
+		ctx = context.WithValue(ctx, observerKey{}, obs)
+	}
+
+	var (
+		frags  []api.RagFragment
+		usage  llm.Usage
+		out    *ai.Outcome
+		runErr error
+		said   bool // the model said some of its answer
+	)
+	send := func(ev turn.Event) bool { return in.sink(ev) == nil }
+	for ev, err := range eng.eng.Run(ctx, at) {
 		if err != nil {
 			runErr = err
 			break
 		}
-		var serr error
+		var ok bool
 		switch ev.Kind {
 		case ai.EventText:
-			if firstToken {
-				firstToken = false
+			if !said {
+				said = true
 				s.metrics.firstToken.Observe(time.Since(start).Seconds())
 			}
-			rounds.text.WriteString(ev.Text)
-			serr = in.sink(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
+			ok = send(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
+		case ai.EventRetrieval:
+			frags = fragments(ev.Sources)
+			ok = send(turn.Event{Kind: turn.Retrieval, Fragments: frags})
 		case ai.EventToolCallDelta:
 			// The caller sees its own tools' calls as they come (the
 			// OpenAI-compatible stream); the agent's run server-side.
-			if slices.ContainsFunc(in.clientTools, func(c llm.ToolSpec) bool { return c.Name == ev.ToolCall.Name }) {
-				serr = in.sink(turn.Event{Kind: turn.ToolCallDelta, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name}, Text: ev.Text})
-			}
+			ok = !slices.ContainsFunc(in.clientTools, func(c llm.ToolSpec) bool { return c.Name == ev.ToolCall.Name }) ||
+				send(turn.Event{Kind: turn.ToolCallDelta, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name}, Text: ev.Text})
 		case ai.EventToolCall:
 			obs.toolCall(ev.ToolCall.ID)
-			rounds.call(ev.ToolCall)
-			serr = in.sink(turn.Event{Kind: turn.ToolCall, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: argumentsJSON(ev.ToolCall.Arguments)}})
+			ok = send(turn.Event{Kind: turn.ToolCall, Tool: &api.ToolCallOutcome{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: argumentsJSON(ev.ToolCall.Arguments)}})
 		case ai.EventToolResult:
 			x := ev.Execution
 			obs.toolResult(x.Call.ID, x.Call.Name, argumentsJSON(x.Call.Arguments), !x.IsError, x.Content)
-			rounds.result(x)
-			serr = in.sink(turn.Event{Kind: turn.ToolResult, Tool: toolOutcome(x)})
+			ok = send(turn.Event{Kind: turn.ToolResult, Tool: toolOutcome(x)})
+		case ai.EventAgent:
+			ok = send(delegationEvent(ev))
 		case ai.EventUsage:
 			usage = usage.Add(ev.Usage)
 			obs.modelCall(ev.Usage)
+			ok = true
 		case ai.EventDone:
 			out = ev.Outcome
+			ok = true
+		default:
+			ok = true
 		}
-		if serr != nil {
+		if !ok {
+			// The consumer went away: breaking out cancels the turn, and
+			// the engine stores what it completed before Run returns.
 			runErr = context.Canceled
 			break
 		}
 	}
-	persistCtx := context.WithoutCancel(ctx)
 	if runErr == nil && out == nil {
 		runErr = errors.New("turn ended without an outcome")
 	}
+	s.touch(ctx, in.session)
 	if runErr != nil {
-		// What the turn completed is kept, as the library keeps it: the
-		// finished tool rounds, then the text said since, marked partial.
-		recs := rounds.records(counter)
-		partial := rounds.text.Len() > 0
-		if partial {
-			msg := llm.AssistantMessage(rounds.text.String())
-			recs = append(recs, memory.Record{ID: in.answerID, Message: msg, Tokens: tokens.MessageTokens(counter, msg), Partial: true})
-		}
-		if len(recs) > 0 {
-			if _, err := s.sessions.Append(persistCtx, key, recs...); err != nil {
-				s.log.ErrorContext(ctx, "partial answer not stored", "session", in.session.ID, "err", err)
-			}
-		}
-		s.touch(persistCtx, in.session)
 		s.recordUsage(model.Name(), usage)
-		code, e, partial := s.classifyTurnError(ctx, runErr, model.Name())
-		outcome = code
-		obs.finish(code, usage, e.Message)
-		return nil, &turnError{api: e, partial: partial || len(recs) > 0}
+		return nil, fail(s.turnFailed(ctx, in, runErr, model.Name(), said), usage)
 	}
-
-	// The answer, with the tool rounds that led to it.
-	var recs []memory.Record
-	newMsgs := out.Messages
-	if len(newMsgs) > 0 && newMsgs[0].Role == llm.RoleUser {
-		newMsgs = newMsgs[1:]
-	}
-	last := -1 // the answer: the last assistant message
-	for i, m := range newMsgs {
-		if m.Role == llm.RoleAssistant {
-			last = i
-		}
-	}
-	for i, m := range newMsgs {
-		id := ""
-		if i == last {
-			id = in.answerID
-		}
-		recs = append(recs, memory.Record{ID: id, Message: m, Tokens: tokens.MessageTokens(counter, m)})
-	}
-	if len(recs) > 0 {
-		if _, err := s.sessions.Append(persistCtx, key, recs...); err != nil {
-			return nil, fail(CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", err), false)
-		}
-	}
-	s.touch(persistCtx, in.session)
 	s.recordUsage(model.Name(), out.Usage)
 
-	ans.Answer = out.Text
-	ans.Pending = out.Pending
+	ans := &turn.Answer{Pending: out.Pending}
+	ans.ChatAnswer = api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: out.Text, RagFragments: frags,
+		ToolCalls: make([]api.ToolCallOutcome, len(out.ToolExecutions)), Model: model.Name(),
+		Usage: api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}}
+	if ans.RagFragments == nil {
+		ans.RagFragments = []api.RagFragment{}
+	}
 	for i := range out.ToolExecutions {
 		x := &out.ToolExecutions[i]
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
-		ans.ToolCalls = append(ans.ToolCalls, *toolOutcome(x))
+		ans.ToolCalls[i] = *toolOutcome(x)
 	}
-	ans.Usage = api.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
 	ans.LatencyMS = time.Since(start).Milliseconds()
 	ans.CostUSD = obs.finish("ok", out.Usage, "")
 	return ans, nil
 }
 
-// classifyTurnError maps a failed pipeline to the API's error.
-func (s *Server) classifyTurnError(ctx context.Context, err error, model string) (string, *apiError, bool) {
-	var roundsErr *ai.ToolRoundsError
-	var turnTimeout *turnTimeoutError
+// sessionChat is the session's conversation as the engine holds it for a
+// turn: the agent's token window, with the engine's memory options.
+func sessionChat(store memory.Store, ss meta.Session, agent meta.Agent, eng *agentEngine) *memory.Chat {
+	return memory.NewChat(store, sessionKey(ss), memory.Window{MaxTokens: agent.ContextWindowTokens, Reserve: agent.ReserveTokens}, eng.chat...)
+}
+
+// delegationEvent is a delegated turn's step as the turn reports it.
+func delegationEvent(ev ai.Event) turn.Event {
+	st := ev.Agent
+	d := &turn.Delegation{AgentID: st.Agent, Depth: st.Depth}
+	switch st.Phase {
+	case ai.AgentStarted:
+		return turn.Event{Kind: turn.DelegateStart, Delegate: d}
+	case ai.AgentText:
+		return turn.Event{Kind: turn.DelegateDelta, Delegate: d, Text: ev.Text}
+	}
+	d.OK = st.Err == nil
+	if st.Err != nil {
+		d.Error = st.Err.Error()
+	}
+	return turn.Event{Kind: turn.DelegateEnd, Delegate: d}
+}
+
+// turnFailed maps a failed turn to the API's error. said reports that the
+// model said some of its answer, which the engine stored marked partial:
+// only then is the failure partial.
+func (s *Server) turnFailed(ctx context.Context, in turnInput, err error, model string, said bool) *turnFailure {
+	var (
+		rounds      *ai.ToolRoundsError
+		results     *ai.ToolResultError
+		mem         *ai.MemoryError
+		turnTimeout *turnTimeoutError
+	)
+	kept := ""
+	if said {
+		kept = "; the partial answer was saved"
+	}
 	switch {
-	case errors.As(context.Cause(ctx), &turnTimeout):
-		s.metrics.modelErrors.WithLabelValues(model).Inc()
-		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "timeout: %v", turnTimeout), true
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
-		cause := context.Cause(ctx)
-		if errors.Is(cause, errShuttingDown) {
-			return CodeUnavailable, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down; the partial answer was saved"), true
+	case errors.As(err, &results):
+		if results.Missing {
+			return failTurn(badParam("messages", "the tool call %q has no result", results.CallID), false)
 		}
-		if errors.Is(cause, errCancelledByClient) {
-			return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled; the partial answer was saved"), true
-		}
-		return CodeCancelled, errorf(499, CodeCancelled, "the turn was cancelled"), true
-	case errors.As(err, &roundsErr):
-		return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "the model kept calling tools past the agent's max_tool_rounds (%d)", roundsErr.Rounds), true
+		return failTurn(badParam("tool_call_id", "no tool call %q is waiting for a result", results.CallID), false)
 	case errors.Is(err, llm.ErrContextTooLong):
 		s.metrics.modelErrors.WithLabelValues(model).Inc()
-		return CodeContextTooLong, errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), true
+		return failTurn(errorf(http.StatusBadRequest, CodeContextTooLong, "%v", err), said)
+	case errors.Is(err, memory.ErrLockTimeout):
+		return failTurn(errorf(http.StatusConflict, CodeConflict, "session %q is busy with another turn; retry when it ends", in.session.ID), false)
+	case errors.As(context.Cause(ctx), &turnTimeout):
+		s.metrics.modelErrors.WithLabelValues(model).Inc()
+		return failTurn(errorf(http.StatusBadGateway, CodeModelError, "timeout: %v", turnTimeout), said)
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errShuttingDown):
+			return failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down%s", kept), said)
+		case errors.Is(cause, errCancelledByClient):
+			return failTurn(errorf(499, CodeCancelled, "the turn was cancelled%s", kept), said)
+		}
+		return failTurn(errorf(499, CodeCancelled, "the turn was cancelled"), said)
+	case errors.As(err, &mem):
+		if said {
+			return failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "answer not stored: %v", mem.Err), false)
+		}
+		return failTurn(errorf(http.StatusServiceUnavailable, CodeUnavailable, "session store: %v", mem.Err), false)
+	case errors.As(err, &rounds):
+		return failTurn(errorf(http.StatusBadGateway, CodeModelError, "the model kept calling tools past the agent's max_tool_rounds (%d)", rounds.Rounds), said)
 	}
 	s.metrics.modelErrors.WithLabelValues(model).Inc()
 	s.log.WarnContext(ctx, "model call failed", "request_id", requestID(ctx), "model", model, "err", err)
-	return CodeModelError, errorf(http.StatusBadGateway, CodeModelError, "%v", err), true
+	return failTurn(errorf(http.StatusBadGateway, CodeModelError, "%v", err), said)
 }
 
-// The records a turn stores before its answer are named after the
-// answer's id: the user's message questionRecordID, the client's tool
-// results toolResultRecordID; turnOfRecord reads the answer's id back.
+// questionRecordID is the record id of a turn's user message, as the
+// engine names it (ai.TurnOfRecord reads the turn's id back): remote
+// turns, which the engine does not run, store theirs under it too.
 func questionRecordID(answer string) string { return answer + "-q" }
-
-func toolResultRecordID(answer string, i int) string { return answer + "-r" + strconv.Itoa(i) }
-
-// turnOfRecord returns the answer id of the turn that stored record id
-// when it is the turn's user message or one of the client's tool results.
-func turnOfRecord(id string) (string, bool) {
-	if answer, ok := strings.CutSuffix(id, "-q"); ok && answer != "" {
-		return answer, true
-	}
-	i := strings.LastIndex(id, "-r")
-	if i <= 0 || i+2 == len(id) {
-		return "", false
-	}
-	if _, err := strconv.ParseUint(id[i+2:], 10, 32); err != nil {
-		return "", false
-	}
-	return id[:i], true
-}
-
-// roundLog rebuilds a turn's finished tool rounds from its events, so that
-// a failed turn stores them: text is what the model said since the last
-// finished round.
-type roundLog struct {
-	text    strings.Builder
-	cur     []llm.Message // the round in progress: its assistant message, then results
-	waiting int
-	done    []llm.Message
-}
-
-func (r *roundLog) call(c llm.ToolCall) {
-	if len(r.cur) == 0 {
-		m := llm.Message{Role: llm.RoleAssistant}
-		if r.text.Len() > 0 {
-			m = llm.AssistantMessage(r.text.String())
-			r.text.Reset()
-		}
-		r.cur = append(r.cur, m)
-	}
-	r.cur[0].ToolCalls = append(r.cur[0].ToolCalls, c)
-	r.waiting++
-}
-
-func (r *roundLog) result(x *tool.Execution) {
-	if len(r.cur) == 0 {
-		return
-	}
-	r.cur = append(r.cur, x.Message())
-	if r.waiting--; r.waiting == 0 {
-		r.done = append(r.done, r.cur...)
-		r.cur = r.cur[:0:0]
-	}
-}
-
-// records are the finished rounds as session records.
-func (r *roundLog) records(c tokens.Counter) []memory.Record {
-	recs := make([]memory.Record, 0, len(r.done)+1)
-	for _, m := range r.done {
-		recs = append(recs, memory.Record{Message: m, Tokens: tokens.MessageTokens(c, m)})
-	}
-	return recs
-}
-
-// checkToolResults checks the client's tool results against the calls
-// waiting for them: those of the conversation's last assistant message
-// that no result follows yet. Each must get exactly one.
-func checkToolResults(history []llm.Message, results []llm.Message) *apiError {
-	waiting := map[string]bool{}
-	for i := len(history) - 1; i >= 0; i-- {
-		m := history[i]
-		if m.Role == llm.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				waiting[c.ID] = true
-			}
-			for _, r := range history[i+1:] {
-				delete(waiting, r.ToolCallID)
-			}
-			break
-		}
-	}
-	for _, r := range results {
-		if !waiting[r.ToolCallID] {
-			return badParam("tool_call_id", "no tool call %q is waiting for a result", r.ToolCallID)
-		}
-		delete(waiting, r.ToolCallID)
-	}
-	for id := range waiting {
-		return badParam("messages", "the tool call %q has no result", id)
-	}
-	return nil
-}
 
 // toolOutcome is a tool execution in the API's terms.
 func toolOutcome(x *tool.Execution) *api.ToolCallOutcome {

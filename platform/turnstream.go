@@ -89,12 +89,12 @@ func (s *Server) runTurnStream(ctx context.Context, in turn.Input) iter.Seq2[tur
 			}
 			return nil
 		}
-		ans, terr := s.runTurn(ctx, ti)
+		ans, f := s.runTurn(ctx, ti)
 		if stopped {
 			return
 		}
-		if terr != nil {
-			yield(turn.Event{}, failTurn(terr.api, terr.partial))
+		if f != nil {
+			yield(turn.Event{}, f)
 			return
 		}
 		yield(turn.Event{Kind: turn.Completed, Answer: ans}, nil)
