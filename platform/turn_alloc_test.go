@@ -24,10 +24,15 @@ import (
 // typed events) instead of the inner turn: 145 — the HTTP path over SQLite
 // (turn_alloc_store_test.go) did not move (1,118), those steps were in the
 // edges before (budget 135 → 160). With the engine owning the turn (its
-// memory.Chat holds the session: one Begin, one End) 142 (budget 160 → 145).
+// memory.Chat holds the session: one Begin, one End) 142 — but from 142 to
+// 171 from run to run: the ledger's batches (its writes count here) were
+// as large as the machine was busy, and CI failed on a loaded machine.
+// Each turn now flushes its own batch, so the count holds (219 to 221 in
+// 6 runs under load): the turn's path and one trace-and-usage write
+// (budget 160 → 230).
 // Allocation counts are deterministic, so a change that adds to the hot path
 // fails here rather than in a benchmark nobody reads.
-const turnAllocBudget = 145
+const turnAllocBudget = 230
 
 func TestTurnAllocationBudget(t *testing.T) {
 	e := newEnv(t, scripted.New(scripted.Reply("Paris is the capital of France.")))
@@ -47,6 +52,12 @@ func TestTurnAllocationBudget(t *testing.T) {
 		if _, err := turn.Collect(e.srv.runTurnStream(ctx, turn.Input{Agent: agent, SessionID: ss.ID, Message: msg})); err != nil {
 			t.Fatal(err)
 		}
+		// The turn's trace, usage row and session update time are written
+		// off its path, in batches whose size depends on how busy the
+		// machine is: written now, a batch per turn, the count does not
+		// move with the load.
+		e.srv.ledger.flush(ctx)
+		e.srv.touches.flush(ctx)
 	}
 	run() // warm the caches (agent engine, model)
 	// Each turn makes the session longer; the window keeps what is sent
