@@ -149,6 +149,9 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 			return e
 		}
 	}
+	if e := s.validateMemory(a); e != nil {
+		return e
+	}
 	if e := s.validateRemote(principalFrom(r.Context()), a); e != nil {
 		return e
 	}

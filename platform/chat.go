@@ -33,6 +33,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "field \"query\" exceeds %d bytes", MaxQueryBytes))
 		return
 	}
+	if e := checkUser("user", req.User); e != nil {
+		writeError(w, e)
+		return
+	}
 	agent, e := s.agent(r, r.PathValue("id"))
 	if e != nil {
 		writeError(w, e)

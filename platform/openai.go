@@ -437,6 +437,11 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, e)
 		return
 	}
+	if e := checkUser("user", req.User); e != nil {
+		e.Param = "user"
+		writeOpenAIError(w, e)
+		return
+	}
 	if img := firstImage(&req); img != "" && agent.Remote == nil {
 		model, err := s.model(agent.Model)
 		if err == nil && !model.Capabilities().Vision {

@@ -650,8 +650,19 @@ func checkMediaExamples(t *testing.T, sc *schemaCompiler, where string, mt media
 }
 
 func runOpenAPIExample(t *testing.T, sc *schemaCompiler, x openapiExample) {
-	e := newEnv(t, scripted.New(scripted.Echo()))
+	var opts []envOption
+	users := strings.HasPrefix(x.path, "/v1/users/")
+	if users {
+		opts = append(opts, func(c *Config) { c.DefaultEmbeddingModel = "scripted/embed" })
+	}
+	e := newEnv(t, scripted.New(scripted.Echo()), opts...)
 	f := newOpenAPIFixtures(t, e)
+	if users {
+		// End user ada has a memory, mem_home.
+		if resp := e.do(f.keys["tenant"], "PUT", "/v1/users/ada/memories/mem_home", map[string]any{"text": "Lives in Berlin."}, nil); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("fixture memory: %d %s", resp.StatusCode, body(resp))
+		}
+	}
 
 	path := x.path
 	q := url.Values{}

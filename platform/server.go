@@ -187,6 +187,9 @@ type Server struct {
 	workflows *workflowRunner
 	// mcp serves /mcp: the tenant's agents as MCP tools (mcpserver.go).
 	mcp *mcpHub
+	// memories are agents' running summarizers and the background
+	// extractions of long-term memory (memory.go).
+	memories *memories
 }
 
 // New returns a Server over cfg.
@@ -239,6 +242,7 @@ func New(cfg Config) (*Server, error) {
 		otel:     newOtelInstruments(cfg.TracerProvider, cfg.MeterProvider),
 		models:   map[string]*llm.Model{},
 		turns:    newTurnRegistry(),
+		memories: newMemories(),
 	}
 	s.bus = newBus(cfg.Redis, cfg.Logger)
 	s.keys = newCache(cfg.CacheTTL, func(ctx context.Context, _, id string) (meta.APIKey, error) {
@@ -341,6 +345,7 @@ func (s *Server) Close() error {
 		s.workflows.close()
 	}
 	s.mcp.close()
+	s.memories.close()
 	s.bus.close()
 	s.ledger.close()
 	s.touches.close()
@@ -377,6 +382,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/sessions/{id}", s.deleteSession)
 
 	s.extraRoutes()
+	s.userRoutes()
 	s.mcp.routes(s)
 	if k, ok := s.knowledge.(*knowledge); ok {
 		k.routes(s)

@@ -51,7 +51,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	counts := s.messageCounts(r, p.Tenant, r.URL.Query().Get("agent_id"))
 	out := make([]api.Session, len(list))
 	for i, ss := range list {
-		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
+		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -96,7 +96,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
+	writeJSON(w, http.StatusOK, api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
 }
 
 // argumentsJSON returns a model's tool arguments as JSON: as they are when
@@ -166,8 +166,10 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// sessionFor returns the session id of agent, or a new one when id is empty.
-func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent, id, parent string) (meta.Session, *apiError) {
+// sessionFor returns the session id of agent, or a new one for the end
+// user user (the chat request's, recorded so that forgetting the user
+// finds it) when id is empty.
+func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent, id, user string) (meta.Session, *apiError) {
 	if id != "" {
 		ss, err := s.registry.getIn(ctx, tenant, id)
 		if err != nil {
@@ -179,7 +181,7 @@ func (s *Server) sessionFor(ctx context.Context, tenant string, agent meta.Agent
 		return ss, nil
 	}
 	now := time.Now().UTC()
-	ss := meta.Session{ID: meta.NewID("ses"), TenantID: tenant, AgentID: agent.ID, ParentID: parent, CreatedAt: now, UpdatedAt: now}
+	ss := meta.Session{ID: meta.NewID("ses"), TenantID: tenant, AgentID: agent.ID, UserID: user, CreatedAt: now, UpdatedAt: now}
 	if err := s.meta.CreateSession(ctx, ss); err != nil {
 		return ss, asAPIError(err)
 	}

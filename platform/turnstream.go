@@ -64,7 +64,7 @@ func (s *Server) runTurnStream(ctx context.Context, in turn.Input) iter.Seq2[tur
 		if in.Stateless {
 			sessionID = ""
 		}
-		ss, e := s.sessionFor(ctx, p.Tenant, agent, sessionID, "")
+		ss, e := s.sessionFor(ctx, p.Tenant, agent, sessionID, in.User)
 		if e != nil {
 			if sessionID != "" {
 				e.Param = "session_id"

@@ -117,9 +117,12 @@ type CancelRequest struct {
 
 // Session is a conversation with one agent.
 type Session struct {
-	ID           string    `json:"id"`
-	AgentID      string    `json:"agent_id"`
-	ParentID     string    `json:"parent_id,omitempty"`
+	ID       string `json:"id"`
+	AgentID  string `json:"agent_id"`
+	ParentID string `json:"parent_id,omitempty"`
+	// User is the end user the session is for (the user of the chat
+	// request that started it).
+	User         string    `json:"user,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	MessageCount int       `json:"message_count"`

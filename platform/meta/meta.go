@@ -67,6 +67,45 @@ type Remote struct {
 	RegisteredByAdmin bool `json:"registered_by_admin,omitempty"`
 }
 
+// Memory is an agent's memory setting (docs/memory.md).
+type Memory struct {
+	// Summary, when set, folds what slides out of a session's window into
+	// the session's running summary.
+	Summary *SummarySetting `json:"summary,omitempty"`
+	// LongTerm learns facts about the turn's end user after each turn (in
+	// the background) and recalls the relevant ones into later turns of
+	// any of the tenant's agents that set it.
+	LongTerm bool `json:"long_term,omitempty"`
+	// Tools gives the agent the remember, recall and forget tools over
+	// the user's facts; it needs LongTerm.
+	Tools bool `json:"tools,omitempty"`
+	// Model learns the facts (default: the agent's model).
+	Model string `json:"model,omitempty"`
+	// EmbeddingModel embeds the facts (default: the server's default
+	// embedding model). Agents sharing a user's facts should share it.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// RecallTokens bounds the facts recalled into a turn (default
+	// DefaultRecallTokens).
+	RecallTokens int `json:"recall_tokens,omitempty"`
+}
+
+// SummarySetting configures an agent's running summaries.
+type SummarySetting struct {
+	// Model writes the summaries (default: the agent's model).
+	Model string `json:"model,omitempty"`
+	// ThresholdTokens of unfolded records out of the window start a fold
+	// (default 1024).
+	ThresholdTokens int `json:"threshold_tokens,omitempty"`
+	// Prompt replaces the summarizer's system prompt.
+	Prompt string `json:"prompt,omitempty"`
+	// MaxTokens bounds a summary (default 512).
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// DefaultRecallTokens bounds the facts recalled into a turn when an agent's
+// memory names no recall_tokens.
+const DefaultRecallTokens = 256
+
 // Timeouts bound an agent's turns, in milliseconds. Zero means the
 // default (see [Agent.Defaults]).
 type Timeouts struct {
@@ -98,14 +137,18 @@ type Agent struct {
 	DelegateAgentIDs    []string  `json:"delegate_agent_ids"`
 	// WorkflowIDs are the workflows the agent may run as tools
 	// (workflow_<name>).
-	WorkflowIDs      []string  `json:"workflow_ids,omitempty"`
-	MaxToolRounds    int       `json:"max_tool_rounds"`
-	MaxDelegateDepth int       `json:"max_delegate_depth"`
-	Enabled          bool      `json:"enabled"`
-	Timeouts         Timeouts  `json:"timeouts"`
-	Remote           *Remote   `json:"remote,omitempty"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	WorkflowIDs      []string `json:"workflow_ids,omitempty"`
+	MaxToolRounds    int      `json:"max_tool_rounds"`
+	MaxDelegateDepth int      `json:"max_delegate_depth"`
+	Enabled          bool     `json:"enabled"`
+	Timeouts         Timeouts `json:"timeouts"`
+	Remote           *Remote  `json:"remote,omitempty"`
+	// Memory is the agent's memory beyond its window: running summaries
+	// and long-term memory of its end users (docs/memory.md). Nil keeps
+	// the plain window.
+	Memory    *Memory   `json:"memory,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // The agent defaults of docs/api.md.
@@ -179,6 +222,10 @@ type Session struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// ParentID links a delegate's session to the session that delegated.
 	ParentID string `json:"parent_id,omitempty"`
+	// UserID is the end user the session is for: the user of the chat
+	// request that started it (never taken from message text). Empty
+	// when the request named none.
+	UserID string `json:"user,omitempty"`
 }
 
 // SessionTouch is one session's new update time, for [Store.TouchSessions].

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 
 	"github.com/weftlabs/weft/internal/sqlgroup"
+	"github.com/weftlabs/weft/memory/facts/sqlfacts"
 )
 
 // dialect is the little that differs between SQLite and PostgreSQL here.
@@ -64,6 +66,9 @@ type SQL struct {
 	// its nodes finish at once, hold one connection at a time, so the
 	// other requests always find one (SQLite has two).
 	runWrites *sqlgroup.Group
+	// facts is the long-term memory store, made by FactStore on first use.
+	factsMu sync.Mutex
+	facts   *sqlfacts.Store
 }
 
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
@@ -71,8 +76,8 @@ type SQL struct {
 const (
 	qKeyByID       = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
 	qAgent         = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
-	qSession       = `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
-	qCreateSession = `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`
+	qSession       = `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
+	qCreateSession = `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	qTouchSession  = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ? AND updated_at < ?`
 )
 
@@ -378,6 +383,30 @@ var migrations = []string{
 	ALTER TABLE workflow_checkpoints ADD COLUMN waiting TEXT NOT NULL DEFAULT '';
 	CREATE INDEX workflow_runs_waiting ON workflow_runs(tenant_id, status, created_at);
 	CREATE INDEX workflow_runs_wake ON workflow_runs(status, wake_at);`,
+	// Memory (issue S): the end user a session is for (the chat request's
+	// user), so that forgetting a user finds their sessions; the audit
+	// record of each forgetting, without the user's id (its hash) or
+	// content; and each tenant's retention of sessions and traces.
+	`ALTER TABLE sessions ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX sessions_user ON sessions(tenant_id, user_id);
+	CREATE INDEX sessions_parent ON sessions(tenant_id, parent_id);
+	CREATE INDEX a2a_tasks_context ON a2a_tasks(tenant_id, context_id);
+	CREATE INDEX turn_traces_session ON turn_traces(tenant_id, session_id);
+	CREATE TABLE user_forgets (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		user_hash TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		counts TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, id)
+	);
+	CREATE TABLE tenant_retention (
+		tenant_id TEXT PRIMARY KEY,
+		sessions_seconds {int64} NOT NULL,
+		traces_seconds {int64} NOT NULL,
+		updated_at {int64} NOT NULL
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -737,7 +766,7 @@ func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
 
 // CreateSession implements [Store].
 func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
-	args := []any{ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, micros(ss.CreatedAt), micros(ss.UpdatedAt)}
+	args := []any{ss.TenantID, ss.ID, ss.AgentID, ss.ParentID, ss.UserID, micros(ss.CreatedAt), micros(ss.UpdatedAt)}
 	if s.creates != nil {
 		return wrap("create session", s.creates.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			return s.txExec(ctx, tx, qCreateSession)(args...)
@@ -750,7 +779,7 @@ func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
 func scanSession(tenant string, sc interface{ Scan(...any) error }) (Session, error) {
 	ss := Session{TenantID: tenant}
 	var created, updated int64
-	err := sc.Scan(&ss.ID, &ss.AgentID, &ss.ParentID, &created, &updated)
+	err := sc.Scan(&ss.ID, &ss.AgentID, &ss.ParentID, &ss.UserID, &created, &updated)
 	ss.CreatedAt, ss.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return ss, err
 }
@@ -765,7 +794,7 @@ func (s *SQL) Session(ctx context.Context, tenant, id string) (Session, error) {
 // agent is not empty), most recently updated first. Delegates' sessions are
 // listed too; their ParentID says so.
 func (s *SQL) ListSessions(ctx context.Context, tenant, agent string) ([]Session, error) {
-	q := `SELECT id, agent_id, parent_id, created_at, updated_at FROM sessions WHERE tenant_id = ?`
+	q := `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ?`
 	args := []any{tenant}
 	if agent != "" {
 		q += ` AND agent_id = ?`
