@@ -406,6 +406,9 @@ func (s *Server) routes() {
 
 // handle registers an authenticated /v1 route.
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	if k, ok := refKindOf(pattern); ok {
+		h = s.byName(k, h)
+	}
 	s.mux.Handle(pattern, s.instrument(pattern, s.requireAuth(h)))
 }
 

@@ -43,12 +43,13 @@ func sessionKey(ss meta.Session) memory.Key {
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
 	s.touches.flush(r.Context())
-	list, err := s.meta.ListSessions(r.Context(), p.Tenant, r.URL.Query().Get("agent_id"))
+	agentID := s.agentRef(r.Context(), p.Tenant, r.URL.Query().Get("agent_id"))
+	list, err := s.meta.ListSessions(r.Context(), p.Tenant, agentID)
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return
 	}
-	counts := s.messageCounts(r, p.Tenant, r.URL.Query().Get("agent_id"))
+	counts := s.messageCounts(r, p.Tenant, agentID)
 	out := make([]api.Session, len(list))
 	for i, ss := range list {
 		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}

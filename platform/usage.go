@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -258,9 +259,12 @@ func (a *accounting) record(ctx context.Context, tenant, agent, key, model strin
 // usageRow is one row of GET /v1/usage: the dimensions grouped by, and the
 // sums.
 type usageRow struct {
-	Tenant           string  `json:"tenant,omitempty"`
-	Day              string  `json:"day,omitempty"`
-	AgentID          string  `json:"agent_id,omitempty"`
+	Tenant  string `json:"tenant,omitempty"`
+	Day     string `json:"day,omitempty"`
+	AgentID string `json:"agent_id,omitempty"`
+	// AgentName is the agent's name ("workflow:NAME" for a workflow's
+	// llm nodes), when it still exists.
+	AgentName        string  `json:"agent_name,omitempty"`
 	KeyID            string  `json:"key_id,omitempty"`
 	Model            string  `json:"model,omitempty"`
 	Turns            int64   `json:"turns"`
@@ -290,6 +294,9 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	now := s.accounting.now().UTC()
 	uq := meta.UsageQuery{TenantID: p.Tenant, From: q.Get("from"), To: q.Get("to"), AgentID: q.Get("agent_id"), KeyID: q.Get("key_id")}
+	if uq.AgentID != "" {
+		uq.AgentID = s.agentRef(r.Context(), p.Tenant, uq.AgentID)
+	}
 	if uq.To == "" {
 		uq.To = day(now)
 	}
@@ -356,6 +363,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := usageResponse{From: uq.From, To: uq.To, GroupBy: uq.GroupBy, Rows: make([]usageRow, 0, len(rows))}
+	names := agentNames{s: s, seen: map[[2]string]string{}}
 	var total meta.Usage
 	for _, u := range rows {
 		row := toUsageRow(u)
@@ -370,6 +378,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 			}
 			row.Tenant = name
 		}
+		row.AgentName = names.of(r.Context(), cmp.Or(u.TenantID, uq.TenantID), u.AgentID)
 		out.Rows = append(out.Rows, row)
 		total.Turns += u.Turns
 		total.PromptTokens += u.PromptTokens
@@ -378,6 +387,35 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Total = toUsageRow(total)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// agentNames finds the names of usage rows' agents and workflows, once
+// each per request.
+type agentNames struct {
+	s    *Server
+	seen map[[2]string]string
+}
+
+func (n agentNames) of(ctx context.Context, tenant, agentID string) string {
+	if agentID == "" || tenant == "" {
+		return ""
+	}
+	key := [2]string{tenant, agentID}
+	if name, ok := n.seen[key]; ok {
+		return name
+	}
+	name := ""
+	if wf, ok := strings.CutPrefix(agentID, "workflow:"); ok {
+		if n.s.workflows != nil {
+			if w, err := n.s.workflows.store.Workflow(ctx, tenant, wf); err == nil {
+				name = "workflow:" + w.Name
+			}
+		}
+	} else if a, err := n.s.meta.Agent(ctx, tenant, agentID); err == nil {
+		name = a.Name
+	}
+	n.seen[key] = name
+	return name
 }
 
 func toUsageRow(u meta.Usage) usageRow {

@@ -81,7 +81,7 @@ export function render(main) {
         h('h2', { text: priced ? 'Cost per day' : 'Tokens per day' }),
         chart(byDay, priced ? 'cost_usd' : 'total_tokens'),
         h('h2', { text: 'By agent and model' }),
-        table(byAgent.rows, [['Agent', (r) => r.agent_id], ['Model', (r) => r.model], ['Turns', (r) => num(r.turns)],
+        table(byAgent.rows, [['Agent', (r) => r.agent_name || r.agent_id], ['Model', (r) => r.model], ['Turns', (r) => num(r.turns)],
           ['Tokens', (r) => num(r.total_tokens)], ['Cost', (r) => usd(r.cost_usd)]]));
       if (budgets.length) {
         box.append(h('h2', { text: 'Budgets' }), table(budgets, [
