@@ -297,9 +297,9 @@ func cutHistory(t *a2a.Task, n *int) {
 
 // a2aRoutes registers the A2A endpoints.
 func (s *Server) a2aRoutes() {
-	s.handle("GET /.well-known/agent-card.json", s.a2aTenantCard)
-	s.handle("GET /a2a/agents/{agent}/.well-known/agent-card.json", s.a2aAgentCard)
-	s.handle("POST /a2a/agents/{agent}", s.a2aRPC)
+	s.handle("GET /.well-known/agent-card.json", use(endUser), s.a2aTenantCard)
+	s.handle("GET /a2a/agents/{agent}/.well-known/agent-card.json", use(endUser), s.a2aAgentCard)
+	s.handle("POST /a2a/agents/{agent}", use(endUser), s.a2aRPC)
 }
 
 // a2aBase is the server's URL in the cards: Config.PublicURL (weft serve:

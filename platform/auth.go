@@ -99,12 +99,18 @@ func (s *Server) authenticate(r *http.Request) (principal, *apiError) {
 	return principal{Key: k, Tenant: k.TenantID}, nil
 }
 
-// requireAuth wraps h with authentication and the per-key rate limit.
-func (s *Server) requireAuth(h http.HandlerFunc) http.HandlerFunc {
+// requireAuth wraps h with authentication, the route's access (the
+// key's role, read from the store — or the cache the key's changes
+// invalidate — on every request) and the per-key rate limit.
+func (s *Server) requireAuth(a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, aerr := s.authenticate(r)
 		if aerr != nil {
 			s.metrics.authFailures.Inc()
+			writeRouteError(w, r, aerr)
+			return
+		}
+		if aerr := a.allows(p); aerr != nil {
 			writeRouteError(w, r, aerr)
 			return
 		}

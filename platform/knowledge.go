@@ -289,16 +289,16 @@ func (k *knowledge) view(ctx context.Context, kb meta.KnowledgeBase) kbView {
 }
 
 func (k *knowledge) routes(s *Server) {
-	s.handle("POST /v1/knowledge-bases", k.create)
-	s.handle("GET /v1/knowledge-bases", k.list)
-	s.handle("GET /v1/knowledge-bases/{id}", k.get)
-	s.handle("PUT /v1/knowledge-bases/{id}", k.update)
-	s.handle("DELETE /v1/knowledge-bases/{id}", k.delete)
-	s.handle("POST /v1/knowledge-bases/{id}/documents", k.upload)
-	s.handle("GET /v1/knowledge-bases/{id}/documents", k.documents)
-	s.handle("GET /v1/knowledge-bases/{id}/documents/{doc}", k.document)
-	s.handle("DELETE /v1/knowledge-bases/{id}/documents/{doc}", k.deleteDocument)
-	s.handle("POST /v1/knowledge-bases/{id}/search", k.search)
+	s.handle("POST /v1/knowledge-bases", need(builder), k.create)
+	s.handle("GET /v1/knowledge-bases", need(viewer), k.list)
+	s.handle("GET /v1/knowledge-bases/{id}", need(viewer), k.get)
+	s.handle("PUT /v1/knowledge-bases/{id}", need(builder), k.update)
+	s.handle("DELETE /v1/knowledge-bases/{id}", need(builder), k.delete)
+	s.handle("POST /v1/knowledge-bases/{id}/documents", need(builder), k.upload)
+	s.handle("GET /v1/knowledge-bases/{id}/documents", need(viewer), k.documents)
+	s.handle("GET /v1/knowledge-bases/{id}/documents/{doc}", need(viewer), k.document)
+	s.handle("DELETE /v1/knowledge-bases/{id}/documents/{doc}", need(builder), k.deleteDocument)
+	s.handle("POST /v1/knowledge-bases/{id}/search", use(viewer), k.search)
 }
 
 func (k *knowledge) create(w http.ResponseWriter, r *http.Request) {

@@ -219,9 +219,9 @@ type mcpStatelessKey struct{}
 func (h *mcpHub) routes(s *Server) {
 	// The Origin is checked before the key: a page that may not call /mcp
 	// learns nothing of keys.
-	s.mux.Handle("POST /mcp", s.instrument("POST /mcp", h.checkOrigin(s.requireAuth(h.serve))))
-	s.mux.Handle("GET /mcp", s.instrument("GET /mcp", h.checkOrigin(s.requireAuth(h.serve))))
-	s.mux.Handle("DELETE /mcp", s.instrument("DELETE /mcp", h.checkOrigin(s.requireAuth(h.serve))))
+	s.handleOuter("POST /mcp", use(endUser), h.serve, h.checkOrigin)
+	s.handleOuter("GET /mcp", use(endUser), h.serve, h.checkOrigin)
+	s.handleOuter("DELETE /mcp", use(endUser), h.serve, h.checkOrigin)
 }
 
 // serve: /mcp, after the Origin check and requireAuth.

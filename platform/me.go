@@ -3,6 +3,7 @@ package platform
 import (
 	"net/http"
 
+	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/provider"
 )
 
@@ -14,6 +15,9 @@ type meResponse struct {
 	KeyID    string `json:"key_id"`
 	KeyName  string `json:"key_name"`
 	Admin    bool   `json:"admin"`
+	// Role is the key's role in its tenant (owner, admin, builder,
+	// viewer, end_user).
+	Role meta.Role `json:"role"`
 	// DefaultModel is the model of agents that name none; Providers are
 	// the registered model providers (the first part of a model spec).
 	DefaultModel string   `json:"default_model"`
@@ -29,7 +33,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, meResponse{
-		Tenant: t.Name, TenantID: t.ID, KeyID: p.Key.ID, KeyName: p.Key.Name, Admin: p.Key.Admin,
+		Tenant: t.Name, TenantID: t.ID, KeyID: p.Key.ID, KeyName: p.Key.Name, Admin: p.Key.Admin, Role: p.Key.Role,
 		DefaultModel: s.cfg.DefaultModel, Providers: provider.Names(),
 	})
 }

@@ -14,20 +14,20 @@ import (
 
 // extraRoutes registers the chat and OpenAI-compatible routes.
 func (s *Server) extraRoutes() {
-	s.handle("POST /v1/agents/{id}/chat", s.chat)
-	s.handle("POST /v1/chat/cancel", s.cancelTurn)
-	s.handle("GET /v1/models", s.openaiModels)
-	s.handle("POST /v1/chat/completions", s.openaiChat)
+	s.handle("POST /v1/agents/{id}/chat", use(endUser), s.chat)
+	s.handle("POST /v1/chat/cancel", use(endUser), s.cancelTurn)
+	s.handle("GET /v1/models", use(endUser), s.openaiModels)
+	s.handle("POST /v1/chat/completions", use(endUser), s.openaiChat)
 	s.a2aRoutes()
 	if s.traces != nil {
-		s.handle("GET /v1/sessions/{id}/messages/{message}/trace", s.turnTraceRoute)
+		s.handle("GET /v1/sessions/{id}/messages/{message}/trace", need(viewer), s.turnTraceRoute)
 	}
 	if s.accounting != nil {
-		s.handle("GET /v1/usage", s.usage)
-		s.handle("GET /v1/prices", s.prices)
-		s.handle("GET /v1/budgets", s.listBudgets)
-		s.handle("PUT /v1/budgets", s.putBudget)
-		s.handle("DELETE /v1/budgets/{id}", s.deleteBudget)
+		s.handle("GET /v1/usage", need(viewer), s.usage)
+		s.handle("GET /v1/prices", need(viewer), s.prices)
+		s.handle("GET /v1/budgets", need(viewer), s.listBudgets)
+		s.handle("PUT /v1/budgets", need(owner), s.putBudget)
+		s.handle("DELETE /v1/budgets/{id}", need(owner), s.deleteBudget)
 	}
 }
 

@@ -27,11 +27,11 @@ import (
 const EnvSecretsAllowEnv = "WEFT_ENV_SECRETS_ALLOW"
 
 func (s *Server) secretRoutes() {
-	s.handle("GET /v1/secrets", s.listSecrets)
-	s.handle("POST /v1/secrets", s.putSecret)
-	s.handle("PUT /v1/secrets", s.putSecret)
-	s.handle("PUT /v1/secrets/{name}", s.putSecret)
-	s.handle("DELETE /v1/secrets/{name}", s.deleteSecret)
+	s.handle("GET /v1/secrets", need(builder), s.listSecrets)
+	s.handle("POST /v1/secrets", need(admin), s.putSecret)
+	s.handle("PUT /v1/secrets", need(admin), s.putSecret)
+	s.handle("PUT /v1/secrets/{name}", need(admin), s.putSecret)
+	s.handle("DELETE /v1/secrets/{name}", need(admin), s.deleteSecret)
 }
 
 // putSecret: POST|PUT /v1/secrets {name, value}, PUT /v1/secrets/{name}

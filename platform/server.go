@@ -165,6 +165,9 @@ type Server struct {
 
 	turns   *turnRegistry
 	engines engines
+	// access is the route table: each authenticated route's access
+	// (access.go), as registered by handle.
+	access map[string]access
 	// a2aTasks are the A2A tasks: those this replica runs, and the store
 	// (a2aserver.go).
 	a2aTasks *a2aTaskStore
@@ -243,6 +246,7 @@ func New(cfg Config) (*Server, error) {
 		models:   map[string]*llm.Model{},
 		turns:    newTurnRegistry(),
 		memories: newMemories(),
+		access:   map[string]access{},
 	}
 	s.bus = newBus(cfg.Redis, cfg.Logger)
 	s.keys = newCache(cfg.CacheTTL, func(ctx context.Context, _, id string) (meta.APIKey, error) {
@@ -364,22 +368,23 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 
-	s.handle("POST /v1/api-keys", s.createKey)
-	s.handle("GET /v1/api-keys", s.listKeys)
-	s.handle("DELETE /v1/api-keys/{id}", s.deleteKey)
-	s.handle("GET /v1/me", s.me)
-	s.handle("GET /v1/provider-models", s.providerModels)
+	s.handle("POST /v1/api-keys", need(owner), s.createKey)
+	s.handle("GET /v1/api-keys", need(owner), s.listKeys)
+	s.handle("PATCH /v1/api-keys/{id}", need(owner), s.updateKey)
+	s.handle("DELETE /v1/api-keys/{id}", need(owner), s.deleteKey)
+	s.handle("GET /v1/me", need(endUser), s.me)
+	s.handle("GET /v1/provider-models", need(viewer), s.providerModels)
 
-	s.handle("POST /v1/agents", s.createAgent)
-	s.handle("GET /v1/agents", s.listAgents)
-	s.handle("GET /v1/agents/{id}", s.getAgent)
-	s.handle("PUT /v1/agents/{id}", s.updateAgent)
-	s.handle("DELETE /v1/agents/{id}", s.deleteAgent)
+	s.handle("POST /v1/agents", need(builder), s.createAgent)
+	s.handle("GET /v1/agents", need(viewer), s.listAgents)
+	s.handle("GET /v1/agents/{id}", need(viewer), s.getAgent)
+	s.handle("PUT /v1/agents/{id}", need(builder), s.updateAgent)
+	s.handle("DELETE /v1/agents/{id}", need(builder), s.deleteAgent)
 
-	s.handle("GET /v1/sessions", s.listSessions)
-	s.handle("GET /v1/sessions/{id}", s.getSession)
-	s.handle("GET /v1/sessions/{id}/messages", s.sessionMessages)
-	s.handle("DELETE /v1/sessions/{id}", s.deleteSession)
+	s.handle("GET /v1/sessions", need(viewer), s.listSessions)
+	s.handle("GET /v1/sessions/{id}", need(viewer), s.getSession)
+	s.handle("GET /v1/sessions/{id}/messages", need(viewer), s.sessionMessages)
+	s.handle("DELETE /v1/sessions/{id}", need(admin), s.deleteSession)
 
 	s.extraRoutes()
 	s.userRoutes()
@@ -404,12 +409,28 @@ func (s *Server) routes() {
 	s.mux.Handle("/", notFound)
 }
 
-// handle registers an authenticated /v1 route.
-func (s *Server) handle(pattern string, h http.HandlerFunc) {
+// handle registers an authenticated route with the access it needs (see
+// access.go): the role checked before h runs.
+func (s *Server) handle(pattern string, a access, h http.HandlerFunc) {
+	s.handleOuter(pattern, a, h, nil)
+}
+
+// handleOuter is handle with outer run before the authentication (the
+// MCP endpoint's Origin check). A route whose path takes an agent, tool,
+// knowledge base or workflow id takes its name too (byName).
+func (s *Server) handleOuter(pattern string, a access, h http.HandlerFunc, outer func(http.Handler) http.Handler) {
+	if _, dup := s.access[pattern]; dup {
+		panic("platform: route " + pattern + " registered twice")
+	}
+	s.access[pattern] = a
 	if k, ok := refKindOf(pattern); ok {
 		h = s.byName(k, h)
 	}
-	s.mux.Handle(pattern, s.instrument(pattern, s.requireAuth(h)))
+	var in http.Handler = s.requireAuth(a, h)
+	if outer != nil {
+		in = outer(in)
+	}
+	s.mux.Handle(pattern, s.instrument(pattern, in))
 }
 
 // ServeHTTP implements http.Handler: request ids, panic recovery, logs.

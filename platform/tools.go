@@ -127,13 +127,13 @@ func newTools(s *Server, store toolStore) *tools {
 }
 
 func (ts *tools) routes(s *Server) {
-	s.handle("POST /v1/tools", ts.create)
-	s.handle("GET /v1/tools", ts.list)
-	s.handle("GET /v1/tools/{id}", ts.get)
-	s.handle("PUT /v1/tools/{id}", ts.update)
-	s.handle("DELETE /v1/tools/{id}", ts.delete)
-	s.handle("POST /v1/tools/{id}/refresh", ts.refresh)
-	s.handle("POST /v1/tools/{id}/invoke", ts.invoke)
+	s.handle("POST /v1/tools", need(builder), ts.create)
+	s.handle("GET /v1/tools", need(viewer), ts.list)
+	s.handle("GET /v1/tools/{id}", need(viewer), ts.get)
+	s.handle("PUT /v1/tools/{id}", need(builder), ts.update)
+	s.handle("DELETE /v1/tools/{id}", need(builder), ts.delete)
+	s.handle("POST /v1/tools/{id}/refresh", need(builder), ts.refresh)
+	s.handle("POST /v1/tools/{id}/invoke", need(builder), ts.invoke)
 }
 
 func (ts *tools) getenv(name string) (string, bool) {

@@ -33,10 +33,10 @@ type userStore interface {
 }
 
 func (s *Server) userRoutes() {
-	s.handle("GET /v1/users/{user}/memories", s.listMemories)
-	s.handle("PUT /v1/users/{user}/memories/{id}", s.putMemory)
-	s.handle("DELETE /v1/users/{user}/memories/{id}", s.deleteMemory)
-	s.handle("DELETE /v1/users/{user}", s.forgetUser)
+	s.handle("GET /v1/users/{user}/memories", need(viewer), s.listMemories)
+	s.handle("PUT /v1/users/{user}/memories/{id}", need(admin), s.putMemory)
+	s.handle("DELETE /v1/users/{user}/memories/{id}", need(admin), s.deleteMemory)
+	s.handle("DELETE /v1/users/{user}", need(admin), s.forgetUser)
 }
 
 // userScope reads the {user} of a route as the caller tenant's end user.

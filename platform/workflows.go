@@ -49,19 +49,19 @@ type workflowStore interface {
 
 // workflowRoutes registers the workflow routes.
 func (s *Server) workflowRoutes() {
-	s.handle("GET /v1/workflows", s.listWorkflows)
-	s.handle("POST /v1/workflows", s.createWorkflow)
-	s.handle("GET /v1/workflows/{id}", s.getWorkflow)
-	s.handle("PUT /v1/workflows/{id}", s.updateWorkflow)
-	s.handle("DELETE /v1/workflows/{id}", s.deleteWorkflow)
-	s.handle("POST /v1/workflows/{id}/runs", s.startWorkflowRun)
-	s.handle("GET /v1/workflows/{id}/runs", s.listWorkflowRuns)
-	s.handle("GET /v1/workflows/{id}/runs/{run}", s.getWorkflowRun)
-	s.handle("POST /v1/workflows/{id}/runs/{run}/cancel", s.cancelWorkflowRun)
-	s.handle("GET /v1/workflow-node-kinds", s.workflowNodeKinds)
-	s.handle("GET /v1/workflows/{id}/runs/{run}/interrupts", s.listRunInterrupts)
-	s.handle("POST /v1/workflows/{id}/runs/{run}/interrupts/{interrupt}/resume", s.resumeInterrupt)
-	s.handle("GET /v1/interrupts", s.listInterrupts)
+	s.handle("GET /v1/workflows", need(viewer), s.listWorkflows)
+	s.handle("POST /v1/workflows", need(builder), s.createWorkflow)
+	s.handle("GET /v1/workflows/{id}", need(viewer), s.getWorkflow)
+	s.handle("PUT /v1/workflows/{id}", need(builder), s.updateWorkflow)
+	s.handle("DELETE /v1/workflows/{id}", need(builder), s.deleteWorkflow)
+	s.handle("POST /v1/workflows/{id}/runs", need(builder), s.startWorkflowRun)
+	s.handle("GET /v1/workflows/{id}/runs", need(viewer), s.listWorkflowRuns)
+	s.handle("GET /v1/workflows/{id}/runs/{run}", need(viewer), s.getWorkflowRun)
+	s.handle("POST /v1/workflows/{id}/runs/{run}/cancel", need(builder), s.cancelWorkflowRun)
+	s.handle("GET /v1/workflow-node-kinds", need(viewer), s.workflowNodeKinds)
+	s.handle("GET /v1/workflows/{id}/runs/{run}/interrupts", need(viewer), s.listRunInterrupts)
+	s.handle("POST /v1/workflows/{id}/runs/{run}/interrupts/{interrupt}/resume", need(builder), s.resumeInterrupt)
+	s.handle("GET /v1/interrupts", need(viewer), s.listInterrupts)
 }
 
 // validateOptions are the options every definition is validated with:

@@ -27,10 +27,14 @@ type Tenant struct {
 
 // APIKey is a stored key. The secret is never stored: only its SHA-256 hash.
 type APIKey struct {
-	ID        string    `json:"id"`
-	TenantID  string    `json:"tenant"`
-	Name      string    `json:"name"`
-	Admin     bool      `json:"admin"`
+	ID       string `json:"id"`
+	TenantID string `json:"tenant"`
+	Name     string `json:"name"`
+	// Admin marks the operator's key (made by Bootstrap only): it manages
+	// keys of every tenant and registers tools that run on the server.
+	Admin bool `json:"admin"`
+	// Role is what the key may do in its tenant (see [Role]).
+	Role      Role      `json:"role"`
 	Hash      []byte    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 }
@@ -254,6 +258,8 @@ type Store interface {
 	KeyByID(ctx context.Context, id string) (APIKey, error)
 	ListKeys(ctx context.Context, tenant string) ([]APIKey, error)
 	DeleteKey(ctx context.Context, tenant, id string) error
+	// SetKeyRole changes the role of a key of tenant.
+	SetKeyRole(ctx context.Context, tenant, id string, role Role) error
 	// ReplaceAdminKeys makes k (an admin key) the only admin key of its
 	// tenant, at once: it revokes every other admin key of that tenant (and
 	// a stored key of k's id whose hash differs) and stores k unless it is

@@ -74,7 +74,7 @@ type SQL struct {
 // Queries of every chat turn, prepared once on SQLite, whose driver otherwise
 // parses and plans a statement on every call (pgx caches them itself).
 const (
-	qKeyByID       = `SELECT id, tenant_id, name, admin, hash, created_at FROM api_keys WHERE id = ?`
+	qKeyByID       = `SELECT id, tenant_id, name, admin, role, hash, created_at FROM api_keys WHERE id = ?`
 	qAgent         = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
 	qSession       = `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
 	qCreateSession = `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
@@ -407,6 +407,10 @@ var migrations = []string{
 		traces_seconds {int64} NOT NULL,
 		updated_at {int64} NOT NULL
 	);`,
+	// Roles of keys (see roles.go): the keys stored before keep what they
+	// could do, an admin key as an owner, any other as an admin.
+	`ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT '';
+	UPDATE api_keys SET role = CASE WHEN admin <> 0 THEN 'owner' ELSE 'admin' END`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -575,9 +579,33 @@ func (s *SQL) CountKeys(ctx context.Context) (int, error) {
 
 // CreateKey implements [Store].
 func (s *SQL) CreateKey(ctx context.Context, k APIKey) error {
-	_, err := s.exec(ctx, `INSERT INTO api_keys (id, tenant_id, name, admin, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		k.ID, k.TenantID, k.Name, boolInt(k.Admin), k.Hash, micros(k.CreatedAt))
+	role := k.Role
+	if role == "" {
+		role = legacyRole(k.Admin)
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return fmt.Errorf("meta: create key: %w", err)
+	}
+	_, err := s.exec(ctx, `INSERT INTO api_keys (id, tenant_id, name, admin, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.TenantID, k.Name, boolInt(k.Admin), string(role), k.Hash, micros(k.CreatedAt))
 	return wrap("create key", err)
+}
+
+// keyRole is the stored role, or the legacy role of a key stored before
+// roles.
+func keyRole(stored string, admin bool) Role {
+	if stored == "" {
+		return legacyRole(admin)
+	}
+	return Role(stored)
+}
+
+// SetKeyRole implements [Store].
+func (s *SQL) SetKeyRole(ctx context.Context, tenant, id string, role Role) error {
+	if _, err := ParseRole(string(role)); err != nil {
+		return fmt.Errorf("meta: set key role: %w", err)
+	}
+	return s.deleteOne(ctx, "set role of key "+id, `UPDATE api_keys SET role = ? WHERE tenant_id = ? AND id = ?`, string(role), tenant, id)
 }
 
 func boolInt(b bool) int {
@@ -592,15 +620,16 @@ func (s *SQL) KeyByID(ctx context.Context, id string) (APIKey, error) {
 	var k APIKey
 	var admin int
 	var created int64
+	var role string
 	err := s.queryRow(ctx, qKeyByID, id).
-		Scan(&k.ID, &k.TenantID, &k.Name, &admin, &k.Hash, &created)
-	k.Admin, k.CreatedAt = admin != 0, fromMicros(created)
+		Scan(&k.ID, &k.TenantID, &k.Name, &admin, &role, &k.Hash, &created)
+	k.Admin, k.Role, k.CreatedAt = admin != 0, keyRole(role, admin != 0), fromMicros(created)
 	return k, wrap("key", err)
 }
 
 // ListKeys implements [Store].
 func (s *SQL) ListKeys(ctx context.Context, tenant string) ([]APIKey, error) {
-	rows, err := s.query(ctx, `SELECT id, tenant_id, name, admin, created_at FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`, tenant)
+	rows, err := s.query(ctx, `SELECT id, tenant_id, name, admin, role, created_at FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`, tenant)
 	if err != nil {
 		return nil, wrap("list keys", err)
 	}
@@ -610,10 +639,11 @@ func (s *SQL) ListKeys(ctx context.Context, tenant string) ([]APIKey, error) {
 		var k APIKey
 		var admin int
 		var created int64
-		if err := rows.Scan(&k.ID, &k.TenantID, &k.Name, &admin, &created); err != nil {
+		var role string
+		if err := rows.Scan(&k.ID, &k.TenantID, &k.Name, &admin, &role, &created); err != nil {
 			return nil, wrap("list keys", err)
 		}
-		k.Admin, k.CreatedAt = admin != 0, fromMicros(created)
+		k.Admin, k.Role, k.CreatedAt = admin != 0, keyRole(role, admin != 0), fromMicros(created)
 		keys = append(keys, k)
 	}
 	return keys, wrap("list keys", rows.Err())
@@ -660,10 +690,10 @@ func (s *SQL) ReplaceAdminKeys(ctx context.Context, k APIKey) ([]string, error) 
 		revoked = drop
 		if keep {
 			// Make sure the kept key is an admin key.
-			_, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE api_keys SET admin = 1 WHERE tenant_id = ? AND id = ?`), k.TenantID, k.ID)
+			_, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE api_keys SET admin = 1, role = 'owner' WHERE tenant_id = ? AND id = ?`), k.TenantID, k.ID)
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.d.rebind(`INSERT INTO api_keys (id, tenant_id, name, admin, hash, created_at) VALUES (?, ?, ?, 1, ?, ?)`),
+		_, err = tx.ExecContext(ctx, s.d.rebind(`INSERT INTO api_keys (id, tenant_id, name, admin, role, hash, created_at) VALUES (?, ?, ?, 1, 'owner', ?, ?)`),
 			k.ID, k.TenantID, k.Name, k.Hash, micros(k.CreatedAt))
 		return err
 	})

@@ -12,17 +12,21 @@ import * as secrets from './secrets.js';
 import * as usage from './usage.js';
 import * as workflows from './workflows.js';
 
+// Each screen names the least role that may see it (the server checks
+// every request itself; this only leaves out what would be refused).
 const screens = [
-  { path: 'chat', label: 'Chat', mod: chat },
-  { path: 'agents', label: 'Agents', mod: agents },
-  { path: 'knowledge', label: 'Knowledge', mod: kbs },
-  { path: 'tools', label: 'Tools', mod: tools },
-  { path: 'sessions', label: 'Sessions', mod: sessions },
-  { path: 'secrets', label: 'Secrets', mod: secrets },
-  { path: 'workflows', label: 'Workflows', mod: workflows },
-  { path: 'usage', label: 'Usage', mod: usage },
-  { path: 'keys', label: 'API keys', mod: keys, admin: true },
+  { path: 'chat', label: 'Chat', mod: chat, role: 'end_user' },
+  { path: 'agents', label: 'Agents', mod: agents, role: 'viewer' },
+  { path: 'knowledge', label: 'Knowledge', mod: kbs, role: 'viewer' },
+  { path: 'tools', label: 'Tools', mod: tools, role: 'viewer' },
+  { path: 'sessions', label: 'Sessions', mod: sessions, role: 'viewer' },
+  { path: 'secrets', label: 'Secrets', mod: secrets, role: 'builder' },
+  { path: 'workflows', label: 'Workflows', mod: workflows, role: 'viewer' },
+  { path: 'usage', label: 'Usage', mod: usage, role: 'viewer' },
+  { path: 'keys', label: 'API keys', mod: keys, role: 'owner' },
 ];
+const roles = ['end_user', 'viewer', 'builder', 'admin', 'owner'];
+const allowed = (s) => roles.indexOf(me.role) >= roles.indexOf(s.role);
 
 const root = document.getElementById('app');
 let me = null;
@@ -75,11 +79,11 @@ let nav;
 function showShell() {
   const who = h('div', { class: 'who' },
     h('span', { class: 'tenant', title: 'tenant', text: me.tenant }),
-    me.admin ? h('span', { class: 'badge', text: 'admin' }) : null,
+    me.admin ? h('span', { class: 'badge', text: 'admin' }) : h('span', { class: 'badge role', text: me.role }),
     h('span', { class: 'muted', text: me.key_name }),
     h('button', { type: 'button', class: 'link', id: 'signout', on: { click: () => signOut('Signed out.') } }, 'Sign out'));
   nav = h('nav', { 'aria-label': 'Screens' },
-    h('ul', {}, screens.filter((s) => !s.admin || me.admin).map((s) =>
+    h('ul', {}, screens.filter(allowed).map((s) =>
       h('li', {}, h('a', { href: '#/' + s.path, dataset: { screen: s.path } }, s.label)))));
   main = h('main', { id: 'main', tabindex: '-1' });
   root.replaceChildren(
@@ -91,7 +95,7 @@ function showShell() {
 function route() {
   if (!me) return;
   const [path, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
-  const s = screens.find((x) => x.path === path && (!x.admin || me.admin)) || screens[0];
+  const s = screens.find((x) => x.path === path && allowed(x)) || screens[0];
   for (const a of nav.querySelectorAll('a')) {
     if (a.dataset.screen === s.path) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
