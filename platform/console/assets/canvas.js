@@ -377,14 +377,14 @@ export class Canvas {
       const st = this.status.get(n.id);
       const bad = this.fault?.node === n.id;
       const g = s('g', { class: 'wf-node' + (st ? ' ' + st : '') + (bad ? ' invalid' : '') + (this.selected === n.id ? ' selected' : ''),
-        'data-node': n.id, tabindex: 0, role: 'button', 'aria-label': `${n.id}, ${n.kind} node${st ? ', ' + st : ''}${bad ? ', has an error' : ''}`,
+        'data-node': n.id, tabindex: 0, role: 'button', 'aria-describedby': bad ? `wf-n-${n.id}-err` : null,
         'aria-pressed': String(this.selected === n.id) },
       s('rect', { x: p.x, y: p.y, width: W, height: H, rx: 6 }),
-      s('text', { x: p.x + 8, y: p.y + 18, class: 'wf-id', text: n.title || n.id }),
-      s('text', { x: p.x + 8, y: p.y + 36, class: 'wf-kind', text: n.kind + (st ? ' · ' + st : '') }),
-      n.kind === 'end' ? null : s('circle', { cx: p.x + W, cy: p.y + H / 2, r: 6, class: 'wf-port', 'data-port': n.id },
-        s('title', { text: `Drag to connect ${n.id} to another node` })));
-      if (bad) g.append(s('title', { text: this.fault.message }));
+      // One text, so that the button's name is what it shows ("draft llm").
+      s('text', {}, s('tspan', { x: p.x + 8, y: p.y + 18, class: 'wf-id', text: n.title || n.id }), ' ',
+        s('tspan', { x: p.x + 8, y: p.y + 36, class: 'wf-kind', text: n.kind + (st ? ' · ' + st : '') })),
+      n.kind === 'end' ? null : s('circle', { cx: p.x + W, cy: p.y + H / 2, r: 6, class: 'wf-port', 'data-port': n.id, 'aria-hidden': 'true' }));
+      if (bad) g.append(s('title', { id: `wf-n-${n.id}-err`, text: this.fault.message }));
       g.addEventListener('keydown', (e) => {
         const q = this.pos.get(n.id);
         const step = { ArrowLeft: [-16, 0], ArrowRight: [16, 0], ArrowUp: [0, -16], ArrowDown: [0, 16] }[e.key];
