@@ -76,6 +76,14 @@ func (h *mcpHub) callWorkflow(ctx context.Context, c *mcpCall, id string) *mcp.C
 			c.notify(ctx, msg)
 		}
 	})
+	var we *runWaitingError
+	if errors.As(err, &we) {
+		// The run waits for people: not an error; the text says what for
+		// and the route that answers it, the structured content the same
+		// as data.
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: we.Error()}},
+			StructuredContent: map[string]any{"status": meta.RunWaiting, "run_id": we.runID, "interrupts": we.interrupts}}
+	}
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {

@@ -139,6 +139,11 @@ func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 		}
 	}
 	out, _, err := t.s.runWorkflowFor(ctx, principalFrom(ctx), t.workflowID, inputs, nil)
+	var we *runWaitingError
+	if errors.As(err, &we) {
+		// Not a failure: the model tells the user what is awaited.
+		return tool.Result{Content: we.Error()}, nil
+	}
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -149,7 +154,8 @@ func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (tool.Res
 // runWorkflowFor runs a workflow of p's tenant (by id or name) to its end
 // and returns its outputs and usage; onEvent, when not nil, sees each of
 // the run's events as it comes. When ctx ends first, the run is
-// cancelled.
+// cancelled. A run that stops to wait for people is a *runWaitingError
+// (not cancelled: it waits for its answers).
 func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, inputs map[string]any, onEvent func(runEvent)) (map[string]any, llm.Usage, error) {
 	wf, e := s.workflow(context.WithValue(ctx, principalKey{}, p), ref)
 	if e != nil {
@@ -163,6 +169,7 @@ func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, in
 		outputs map[string]any
 		usage   llm.Usage
 		failure error
+		waiting []api.Interrupt
 	)
 	for i := 0; ; {
 		evs, done, ch := feed.next(i)
@@ -180,6 +187,9 @@ func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, in
 				if outputs == nil {
 					outputs = map[string]any{}
 				}
+			case "workflow.waiting":
+				waiting, _ = data["interrupts"].([]api.Interrupt)
+				usage, _ = data["usage"].(llm.Usage)
 			case "error":
 				if d, ok := data["error"].(map[string]any); ok {
 					failure = fmt.Errorf("workflow %q run %s: %v", wf.Name, run.ID, d["message"])
@@ -193,6 +203,8 @@ func (s *Server) runWorkflowFor(ctx context.Context, p principal, ref string, in
 				return nil, llm.Usage{}, failure
 			case outputs != nil:
 				return outputs, usage, nil
+			case waiting != nil:
+				return nil, usage, &runWaitingError{workflow: wf.Name, runID: run.ID, interrupts: waiting}
 			}
 			return nil, llm.Usage{}, fmt.Errorf("workflow %q run %s stopped on this server; it will be resumed", wf.Name, run.ID)
 		}
@@ -242,11 +254,18 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 	id, created, model := "chatcmpl-"+memory.NewID(), time.Now().Unix(), "workflow:"+wf.Name
 	if !req.Stream {
 		outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, nil)
+		var we *runWaitingError
+		if errors.As(err, &we) {
+			outputs, err = nil, nil
+		}
 		if err != nil {
 			writeOpenAIError(w, workflowModelError(err))
 			return
 		}
 		content := workflowAnswer(outputs)
+		if we != nil {
+			content = we.Error()
+		}
 		writeJSON(w, http.StatusOK, api.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
 			Choices: []api.ChatChoice{{Message: api.AnswerMessage{Role: "assistant", Content: &content}, FinishReason: "stop"}},
 			Usage:   workflowUsage(usage)})
@@ -290,6 +309,10 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 		}
 	}
 	outputs, usage, err := s.runWorkflowFor(r.Context(), p, wf.ID, inputs, onEvent)
+	var we *runWaitingError
+	if errors.As(err, &we) {
+		err = nil
+	}
 	if err != nil {
 		if sw == nil {
 			writeOpenAIError(w, workflowModelError(err))
@@ -301,6 +324,11 @@ func (s *Server) openaiWorkflow(w http.ResponseWriter, r *http.Request, req *api
 		return
 	}
 	content := workflowAnswer(outputs)
+	if we != nil {
+		// The run waits: the answer says for what, and how to answer,
+		// after whatever streamed before the pause.
+		content = streamed.String() + we.Error()
+	}
 	if rest, ok := strings.CutPrefix(content, streamed.String()); ok {
 		if rest != "" || sw == nil {
 			send(rest)
@@ -350,4 +378,36 @@ func workflowModelError(err error) *apiError {
 		return errorf(499, CodeCancelled, "cancelled")
 	}
 	return errorf(http.StatusBadGateway, CodeModelError, "%v", err)
+}
+
+// runWaitingError is a run that stopped to wait for people: what a
+// caller that runs a workflow as a tool or a model answers instead of
+// outputs — what is awaited and the route that answers it.
+type runWaitingError struct {
+	workflow, runID string
+	interrupts      []api.Interrupt
+}
+
+// Error says what the run waits for and how to answer it.
+func (e *runWaitingError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workflow %q run %s is waiting for a person's answer", e.workflow, e.runID)
+	for i, in := range e.interrupts {
+		if i == 0 {
+			b.WriteString(":")
+		}
+		fmt.Fprintf(&b, "\n- %s", in.ID)
+		if in.Message != "" {
+			fmt.Fprintf(&b, ": %q", in.Message)
+		}
+		if len(in.OutputSchema) > 0 {
+			fmt.Fprintf(&b, " (answer fitting %s)", in.OutputSchema)
+		}
+		fmt.Fprintf(&b, ". Answer it with POST %s {\"answer\": {...}}", in.Resume)
+		if in.ExpiresAt != nil {
+			fmt.Fprintf(&b, " before %s", in.ExpiresAt.Format(time.RFC3339))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
 }

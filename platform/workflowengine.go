@@ -218,7 +218,11 @@ func (s *Server) execWorkflowRunOnce(ctx context.Context, run meta.WorkflowRun, 
 		return nil, nil, fmt.Errorf("run %s: inputs: %w", run.ID, err)
 	}
 	red := &runSecrets{}
-	eng := workflow.New(s.workflowServices(run, red), workflow.Parallelism(workflowParallelism), workflow.WithLimits(s.cfg.WorkflowLimits.Run))
+	svc := s.workflowServices(run, red)
+	// The run's connections go with it: a run that stops (to wait for a
+	// person, say) keeps no idle connection and its goroutines.
+	defer svc.HTTP.CloseIdleConnections()
+	eng := workflow.New(svc, workflow.Parallelism(workflowParallelism), workflow.WithLimits(s.cfg.WorkflowLimits.Run))
 	cp := &runCheckpointer{store: store, tenant: run.TenantID, owner: s.workflows.owner, red: red}
 	opts := []workflow.RunOption{workflow.WithRunID(run.ID), workflow.WithCheckpointer(cp)}
 	if res != nil {
@@ -243,6 +247,9 @@ func (s *Server) execWorkflowRunOnce(ctx context.Context, run meta.WorkflowRun, 
 			if res != nil {
 				// The answer is stored: the run goes on.
 				res.accept(nil)
+				if err := store.SetWorkflowCheckpointInputs(ctx, run.TenantID, run.ID, res.answerKey, res.record()); err != nil {
+					s.log.Warn("workflow run: record who answered", "run", run.ID, "interrupt", res.interrupt, "err", err)
+				}
 				feed.publish(runEvent{name: "workflow.resumed", data: res.eventJSON(run)})
 				feed.publish(runEvent{name: "workflow.started", data: map[string]any{"type": "workflow.started", "run_id": run.ID, "workflow_id": run.WorkflowID, "version": run.Version}})
 				s.log.Info("workflow run resumed by a person", "run", run.ID, "tenant", run.TenantID, "interrupt", res.interrupt,
@@ -465,6 +472,14 @@ type secretHeaders struct {
 	next   http.RoundTripper
 	lookup secretref.Lookup
 	red    *runSecrets
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// underneath.
+func (t *secretHeaders) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 func (t *secretHeaders) RoundTrip(req *http.Request) (*http.Response, error) {

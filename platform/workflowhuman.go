@@ -38,6 +38,9 @@ const resumeWait = 15 * time.Second
 type runResume struct {
 	interrupt string
 	node      string
+	// answerKey is the key of the answer's checkpoint, whose inputs
+	// record who answered.
+	answerKey string
 	answer    map[string]any
 	// keyID and keyName are the API key that answered.
 	keyID, keyName string
@@ -67,6 +70,13 @@ func (r *runResume) accept(err error) {
 func (r *runResume) eventJSON(run meta.WorkflowRun) map[string]any {
 	return map[string]any{"type": "workflow.resumed", "run_id": run.ID, "workflow_id": run.WorkflowID, "interrupt_id": r.interrupt,
 		"node_id": r.node, "resumed_by": r.keyName, "key_id": r.keyID, "waited_ms": r.waited.Milliseconds()}
+}
+
+// record is what the answer's checkpoint records of the answer (its
+// inputs in the run's history): who answered, after how long.
+func (r *runResume) record() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"resumed_by": r.keyName, "key_id": r.keyID, "waited_ms": r.waited.Milliseconds()})
+	return b
 }
 
 // resumeRoute is the route that answers interrupt id of a run.
@@ -343,6 +353,7 @@ func (s *Server) claimForAnswer(ctx context.Context, run meta.WorkflowRun, id st
 			if ok {
 				res := newRunResume()
 				res.interrupt, res.node, res.wake = id, st.question.Node, run.WakeAt
+				res.answerKey = st.question.Key + "#answer:" + st.question.Name
 				res.waited = time.Since(st.question.Created)
 				return res, claimed, nil
 			}

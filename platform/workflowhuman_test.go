@@ -2,18 +2,21 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weftlabs/weft/llm"
@@ -166,6 +169,16 @@ func TestWorkflowHumanRun(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("prep ran %d times, want 1", n)
+	}
+	// The history records the answer and who gave it.
+	var answered bool
+	for _, n := range done.Nodes {
+		if n.Key == "approve#answer:" {
+			answered = n.Outputs["ok"] == true && n.Inputs["resumed_by"] == "admin" && n.Inputs["waited_ms"] != nil
+		}
+	}
+	if !answered {
+		t.Fatalf("the run's history lacks the answer and who gave it: %+v", done.Nodes)
 	}
 	resp = e.resume(e.admin, in, map[string]any{"ok": false}, &eb)
 	if resp.StatusCode != http.StatusConflict || eb.Error.Code != CodeConflict || string(eb.Error.Answer) != `{"note":"fine","ok":true}` {
@@ -492,4 +505,134 @@ func TestWorkflowHumanCancel(t *testing.T) {
 		t.Fatalf("inbox %+v", list)
 	}
 	e.wantError(e.resume(e.admin, run.Interrupts[0], map[string]any{"ok": true}, nil), http.StatusConflict, CodeConflict)
+}
+
+// TestWorkflowHumanSurfaces: a run that waits is no empty success on the
+// other surfaces — the OpenAI model's answer (blocking and streamed), the
+// MCP tool's result and an agent's workflow tool say it waits, for what,
+// and the route that answers it; that route resumes the run.
+func TestWorkflowHumanSurfaces(t *testing.T) {
+	prep, _ := prepCounter(t)
+	e := newEnv(t, nil, allowLoopback)
+	wfID := e.saveWorkflow(reviewWorkflow(prep))
+	mentions := func(where, text string) string {
+		t.Helper()
+		runs := e.workflowRuns("review")
+		route := "/v1/workflows/" + wfID + "/runs/" + runs[0].ID + "/interrupts/" + url.PathEscape(runs[0].ID+":approve") + "/resume"
+		if runs[0].Status != meta.RunWaiting || !strings.Contains(text, "waiting") || !strings.Contains(text, "Approve 7 EUR?") || !strings.Contains(text, route) {
+			t.Fatalf("%s: %q does not name the waiting run's question and %s (run %+v)", where, text, route, runs[0])
+		}
+		return route
+	}
+
+	var cc api.ChatCompletion
+	resp := e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "workflow:review",
+		"messages": []any{map[string]any{"role": "user", "content": `{"amount": 7}`}}}, &cc)
+	if resp.StatusCode != http.StatusOK || len(cc.Choices) != 1 || cc.Choices[0].Message.Content == nil || cc.Choices[0].FinishReason != "stop" {
+		t.Fatalf("completion: %d %s", resp.StatusCode, body(resp))
+	}
+	route := mentions("OpenAI answer", *cc.Choices[0].Message.Content)
+	var done waitingRun
+	if resp := e.do(e.admin, "POST", route, map[string]any{"answer": map[string]any{"ok": true}}, &done); resp.StatusCode != http.StatusOK || done.Status != meta.RunSucceeded {
+		t.Fatalf("resume through the route named: %d %s", resp.StatusCode, body(resp))
+	}
+
+	sresp := e.do(e.admin, "POST", "/v1/chat/completions", map[string]any{"model": "workflow:review", "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": `{"amount": 7}`}}}, nil)
+	raw := body(sresp)
+	if !strings.HasSuffix(raw, "data: [DONE]\n\n") {
+		t.Fatalf("stream %s", raw)
+	}
+	var text strings.Builder
+	for _, line := range strings.Split(raw, "\n") {
+		var ch api.ChatCompletionChunk
+		if d, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(d), &ch) == nil && len(ch.Choices) == 1 && ch.Choices[0].Delta.Content != nil {
+			text.WriteString(*ch.Choices[0].Delta.Content)
+		}
+	}
+	mentions("OpenAI stream", text.String())
+
+	c := e.mcpClient(e.admin)
+	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "workflow_review", Arguments: map[string]any{"amount": 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("MCP: an error result for a waiting run: %s", textOf(res))
+	}
+	mentions("MCP result", textOf(res))
+	if sc, _ := res.StructuredContent.(map[string]any); sc["status"] != "waiting" {
+		t.Fatalf("MCP structured content %+v", res.StructuredContent)
+	}
+
+	id, _, _ := parseKey(e.admin)
+	key, err := e.srv.meta.KeyByID(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.WithValue(t.Context(), principalKey{}, principal{Key: key, Tenant: key.TenantID})
+	out, err := (&workflowTool{s: e.srv, tenant: key.TenantID, workflowID: wfID}).Call(ctx, json.RawMessage(`{"amount": 7}`))
+	if err != nil {
+		t.Fatalf("agent tool: %v", err)
+	}
+	mentions("agent tool result", out.Content)
+}
+
+// TestWorkflowHumanAtRest: what waiting runs cost. Fifty runs waiting at
+// a human node hold no goroutine and no live run on the server, and each
+// stores its run row and its checkpoints (the question included); the
+// test logs the bytes of their fields.
+func TestWorkflowHumanAtRest(t *testing.T) {
+	prep, _ := prepCounter(t)
+	e := newEnv(t, nil, allowLoopback)
+	e.saveWorkflow(reviewWorkflow(prep))
+	settle := func() int {
+		// Idle HTTP connections and finished goroutines settle.
+		http.DefaultClient.CloseIdleConnections()
+		n := runtime.NumGoroutine()
+		for range 50 {
+			time.Sleep(20 * time.Millisecond)
+			runtime.GC()
+			if m := runtime.NumGoroutine(); m == n {
+				break
+			} else {
+				n = m
+			}
+		}
+		return n
+	}
+	var first waitingRun
+	e.do(e.admin, "POST", "/v1/workflows/review/runs", map[string]any{"inputs": map[string]any{"amount": 1}}, &first) // warm
+	before := settle()
+	const runs = 50
+	ids := make([]string, runs)
+	for i := range runs {
+		var run waitingRun
+		e.do(e.admin, "POST", "/v1/workflows/review/runs", map[string]any{"inputs": map[string]any{"amount": 120}}, &run)
+		if run.Status != meta.RunWaiting {
+			t.Fatalf("run %+v", run)
+		}
+		ids[i] = run.ID
+	}
+	after := settle()
+	if after-before > 3 {
+		t.Fatalf("%d goroutines before %d waiting runs, %d after", before, runs, after)
+	}
+	e.srv.workflows.mu.Lock()
+	live := len(e.srv.workflows.live)
+	e.srv.workflows.mu.Unlock()
+	if live != 0 {
+		t.Fatalf("%d live runs", live)
+	}
+	store := e.srv.workflows.store
+	run, _ := store.WorkflowRun(t.Context(), e.tenant(), ids[0])
+	cps, _ := store.WorkflowCheckpoints(t.Context(), e.tenant(), ids[0])
+	rowBytes := len(run.ID) + len(run.WorkflowID) + len(run.KeyID) + len(run.Status) + len(run.Inputs) + len(run.Outputs) + len(run.Error) + len(e.tenant()) + 7*8
+	var cpBytes, question int
+	for _, cp := range cps {
+		cpBytes += len(e.tenant()) + len(run.ID) + len(cp.Key) + len(cp.NodeID) + len(cp.Inputs) + len(cp.Outputs) + len(cp.Usage) + len(cp.Error) + len(cp.Waiting) + 3*8
+		question += len(cp.Waiting)
+	}
+	t.Logf("goroutines: %d before, %d after %d waiting runs; a waiting run stores a run row of %d bytes and %d checkpoints of %d bytes (the question: %d bytes of JSON)",
+		before, after, runs, rowBytes, len(cps), cpBytes, question)
 }

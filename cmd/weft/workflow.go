@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,13 +25,14 @@ func newWorkflowCmd(e *env) *cobra.Command {
 		Aliases: []string{"wf"},
 		Short:   "Save, list and run the workflows of a running weft server",
 		Long: `Save workflow definitions (JSON or YAML; checked by the server when saved), list
-them, run them and list their runs (/v1/workflows).`,
+them, run them, list their runs and answer the runs that wait for a person
+(/v1/workflows).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	r.register(cmd)
 	r.registerJSON(cmd)
-	cmd.AddCommand(newWorkflowApplyCmd(e, &r), newWorkflowListCmd(e, &r), newWorkflowRunCmd(e, &r), newWorkflowRunsCmd(e, &r))
+	cmd.AddCommand(newWorkflowApplyCmd(e, &r), newWorkflowListCmd(e, &r), newWorkflowRunCmd(e, &r), newWorkflowRunsCmd(e, &r), newWorkflowResumeCmd(e, &r))
 	return cmd
 }
 
@@ -175,13 +177,7 @@ cancelled run exits non-zero with its error.`,
 			if err != nil {
 				return remoteError(err, c)
 			}
-			if r.json {
-				return printJSON(e, run)
-			}
-			if run.Status != "succeeded" {
-				return fmt.Errorf("run %s %s: %s", run.ID, run.Status, run.Error)
-			}
-			return printJSON(e, run.Outputs)
+			return printRun(e, r, run)
 		},
 	}
 	cmd.Flags().StringArrayVar(&pairs, "input", nil, "an input as NAME=VALUE; repeatable")
@@ -219,5 +215,90 @@ func newWorkflowRunsCmd(e *env, r *remoteFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many runs (default the server's, 50)")
+	return cmd
+}
+
+// printRun prints a run that stopped: its outputs, or what it waits for
+// and how to answer; a failed or cancelled run is an error.
+func printRun(e *env, r *remoteFlags, run client.WorkflowRun) error {
+	if r.json {
+		return printJSON(e, run)
+	}
+	switch run.Status {
+	case "succeeded":
+		return printJSON(e, run.Outputs)
+	case "waiting":
+		fmt.Fprintf(e.stdout, "run %s is waiting for a person:\n", run.ID)
+		for _, in := range run.Interrupts {
+			fmt.Fprintf(e.stdout, "  %s: %s\n", in.ID, in.Message)
+			if len(in.OutputSchema) > 0 {
+				fmt.Fprintf(e.stdout, "    answer: %s\n", in.OutputSchema)
+			}
+			if in.ExpiresAt != nil {
+				fmt.Fprintf(e.stdout, "    expires: %s\n", when(*in.ExpiresAt))
+			}
+			fmt.Fprintf(e.stdout, "    weft workflow resume %s %s --answer '{...}'\n", run.ID, strings.TrimPrefix(in.ID, run.ID+":"))
+		}
+		return nil
+	}
+	return fmt.Errorf("run %s %s: %s", run.ID, run.Status, run.Error)
+}
+
+func newWorkflowResumeCmd(e *env, r *remoteFlags) *cobra.Command {
+	var answerJSON, workflow string
+	cmd := &cobra.Command{
+		Use:   "resume RUN INTERRUPT --answer JSON",
+		Short: "Answer a waiting run's question and resume the run",
+		Long: `Answer the question a waiting run asks (a human node, or a Go node's pause) and
+resume the run; print its outputs, or what it waits for next. INTERRUPT is the
+interrupt's id (RUN:NODE) or the node's key. The answer is a JSON object that
+must fit the question's schema: a refused answer names the field and leaves the
+run waiting. The run's workflow is found among the tenant's open questions
+unless --workflow names it.`,
+		Example: `  weft workflow resume run_2x9 approve --answer '{"ok": true, "note": "within budget"}'`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runID, id := args[0], args[1]
+			if !strings.HasPrefix(id, runID+":") {
+				id = runID + ":" + id
+			}
+			answer := map[string]any{}
+			if answerJSON != "" {
+				if err := json.Unmarshal([]byte(answerJSON), &answer); err != nil || answer == nil {
+					return usageError{fmt.Errorf("--answer: want a JSON object: %v", err)}
+				}
+			}
+			c, err := r.client(e)
+			if err != nil {
+				return err
+			}
+			if workflow == "" {
+				open, err := c.ListInterrupts(cmd.Context(), "workflow", 500)
+				if err != nil {
+					return remoteError(err, c)
+				}
+				for _, in := range open {
+					if in.RunID == runID {
+						workflow = in.WorkflowID
+						break
+					}
+				}
+				if workflow == "" {
+					return fmt.Errorf("run %s waits for no answer (answered, expired, finished, or unknown); --workflow asks the server about it", runID)
+				}
+			}
+			run, err := c.ResumeInterrupt(cmd.Context(), workflow, runID, id, answer)
+			var ce *client.Error
+			if errors.As(err, &ce) && len(ce.Answer) > 0 {
+				return fmt.Errorf("%s: %s", ce.Message, ce.Answer)
+			}
+			if err != nil {
+				return remoteError(err, c)
+			}
+			return printRun(e, r, run)
+		},
+	}
+	cmd.Flags().StringVar(&answerJSON, "answer", "", "the answer as a JSON object")
+	cmd.Flags().StringVar(&workflow, "workflow", "", "the run's workflow (name or id); found from the open questions when absent")
 	return cmd
 }

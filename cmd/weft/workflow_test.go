@@ -49,3 +49,47 @@ func TestWorkflowCommands(t *testing.T) {
 		t.Fatalf("runs: code %d stdout %q", r.code, r.stdout)
 	}
 }
+
+// TestWorkflowResumeCommand: a run that waits prints its question and the
+// command that answers it; runs lists it waiting; resume with a refused
+// answer names the field and leaves it waiting, a fitting one finishes
+// the run, a second one says it was answered with the stored answer.
+func TestWorkflowResumeCommand(t *testing.T) {
+	t.Parallel()
+	p := newTestPlatform(t)
+	ctx := t.Context()
+	file := filepath.Join(t.TempDir(), "approve.yaml")
+	os.WriteFile(file, []byte("name: approve\nnodes:\n  - {id: start, kind: start, inputs: {amount: {type: number}}}\n"+
+		"  - {id: ask, kind: human, depends_on: [start], message: \"Pay {{ inputs.amount }}?\", output_schema: {type: object, required: [ok], properties: {ok: {type: boolean}}}}\n"+
+		"  - {id: end, kind: end, outputs: {ok: \"{{ nodes.ask.outputs.ok }}\"}}\n"), 0o600)
+	if r := runCLI(t, ctx, p.vars(), "", "workflow", "apply", "-f", file); r.code != 0 {
+		t.Fatalf("apply: %d %s", r.code, r.stderr)
+	}
+	r := runCLI(t, ctx, p.vars(), "", "workflow", "run", "approve", "--input", "amount=40")
+	if r.code != 0 || !strings.Contains(r.stdout, "is waiting") || !strings.Contains(r.stdout, "Pay 40?") || !strings.Contains(r.stdout, "weft workflow resume ") {
+		t.Fatalf("run: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, ctx, p.vars(), "", "workflow", "runs", "approve", "--json")
+	var runs []client.WorkflowRun
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &runs) != nil || len(runs) != 1 || runs[0].Status != "waiting" {
+		t.Fatalf("runs: code %d stdout %q", r.code, r.stdout)
+	}
+	if r := runCLI(t, ctx, p.vars(), "", "workflow", "runs", "approve"); !strings.Contains(r.stdout, "waiting") {
+		t.Fatalf("runs table %q", r.stdout)
+	}
+	run := runs[0].ID
+	if r := runCLI(t, ctx, p.vars(), "", "workflow", "resume", run, "ask", "--answer", `{"ok": "yes"}`); r.code == 0 || !strings.Contains(r.stderr, "answer.ok") {
+		t.Fatalf("bad answer: code %d stderr %q", r.code, r.stderr)
+	}
+	r = runCLI(t, ctx, p.vars(), "", "workflow", "resume", run, "ask", "--answer", `{"ok": true}`)
+	var out map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || out["ok"] != true {
+		t.Fatalf("resume: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, ctx, p.vars(), "", "workflow", "resume", run, run+":ask", "--workflow", "approve", "--answer", `{"ok": false}`); r.code == 0 || !strings.Contains(r.stderr, "answered already") || !strings.Contains(r.stderr, `{"ok":true}`) {
+		t.Fatalf("second answer: code %d stderr %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, ctx, p.vars(), "", "workflow", "resume", run, "ask", "--answer", `{"ok": false}`); r.code == 0 || !strings.Contains(r.stderr, "waits for no answer") {
+		t.Fatalf("no open question: code %d stderr %q", r.code, r.stderr)
+	}
+}

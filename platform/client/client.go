@@ -114,6 +114,9 @@ type Error struct {
 	// RetryAfter is the wait the server asked for with Retry-After (429,
 	// 503), zero when it did not.
 	RetryAfter time.Duration `json:"-"`
+	// Answer is, on the 409 of an interrupt answered already, the answer
+	// stored.
+	Answer json.RawMessage `json:"answer,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -235,7 +238,7 @@ func errorFrom(resp *http.Response) *Error {
 		code, text = "http_"+strconv.Itoa(resp.StatusCode), "HTTP "+strconv.Itoa(resp.StatusCode)
 	}
 	if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		e.Code, e.Message = body.Error.Code, body.Error.Message
+		e.Code, e.Message, e.Answer = body.Error.Code, body.Error.Message, body.Error.Answer
 		if e.Message == "" {
 			e.Message = text
 		}

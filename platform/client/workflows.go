@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/weftlabs/weft/platform/api"
@@ -42,6 +44,9 @@ type (
 	WorkflowRun = api.WorkflowRun
 	// WorkflowNode is one finished node of a run.
 	WorkflowNode = api.WorkflowNode
+	// Interrupt is an open question of a waiting run: the node, the
+	// message, the answer's JSON Schema and the route that answers it.
+	Interrupt = api.Interrupt
 )
 
 // ApplyWorkflow saves a workflow definition (JSON or YAML, as in a file):
@@ -160,4 +165,42 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, ref string, limit int) ([
 	var out []WorkflowRun
 	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
+}
+
+// ListInterrupts lists the tenant's open interrupts, oldest first: those
+// of kind (api.InterruptWorkflow; "" for every kind), at most limit (0:
+// the server's default).
+func (c *Client) ListInterrupts(ctx context.Context, kind string, limit int) ([]Interrupt, error) {
+	q := url.Values{}
+	if kind != "" {
+		q.Set("kind", kind)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/v1/interrupts"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out api.InterruptList
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out.Data, err
+}
+
+// ResumeInterrupt answers interrupt id of run runID of workflow ref (name
+// or id) and returns the run once it stops again: finished, or waiting for
+// another answer. An answer that does not fit the interrupt's schema is an
+// *Error (400) naming the field; one answered already a 409 whose Answer
+// is the stored answer.
+func (c *Client) ResumeInterrupt(ctx context.Context, ref, runID, id string, answer map[string]any) (WorkflowRun, error) {
+	if ref == "" || runID == "" || id == "" {
+		return WorkflowRun{}, errors.New("client: empty workflow, run or interrupt id")
+	}
+	if answer == nil {
+		answer = map[string]any{}
+	}
+	var run WorkflowRun
+	err := c.do(ctx, http.MethodPost, "/v1/workflows/"+pathEscape(ref)+"/runs/"+pathEscape(runID)+"/interrupts/"+pathEscape(id)+"/resume",
+		api.ResumeRequest{Answer: answer}, &run)
+	return run, err
 }
