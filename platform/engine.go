@@ -1,17 +1,20 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/memory"
+	"github.com/weftlabs/weft/memory/facts"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tokens"
@@ -28,6 +31,9 @@ type agentEngine struct {
 	// chat are the options of the sessions' memory.Chat (see sessionChat),
 	// made once per engine.
 	chat []memory.ChatOption
+	// facts is the agent's long-term memory of its users, learned after
+	// each turn; nil when its memory setting has none (memory.go).
+	facts *facts.Memory
 }
 
 // engines caches agent engines by agent version (id and update time).
@@ -75,6 +81,19 @@ func (s *Server) engineFor(ctx context.Context, agent meta.Agent, model *llm.Mod
 
 func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.Tool) (*agentEngine, error) {
 	opts := []ai.Option{ai.Defaults(agentParams(agent))}
+	// Long-term memory (the agent's memory setting): the user's facts
+	// recalled after the system prompt, as sources; the memory tools.
+	mem, err := s.factsFor(agent)
+	if err != nil {
+		// A store or model that cannot be had degrades to no memory.
+		s.log.Warn("agent memory: long-term memory unavailable; the turn runs without it", "agent", agent.ID, "err", err)
+	}
+	if mem != nil {
+		opts = append(opts, ai.RecallFacts(mem, agent.TenantID, cmp.Or(agent.Memory.RecallTokens, meta.DefaultRecallTokens)))
+		if agent.Memory.Tools {
+			tools = append(slices.Clip(tools), mem.Tools(agent.TenantID)...)
+		}
+	}
 	var specs []llm.ToolSpec
 	if len(tools) > 0 {
 		opts = append(opts, ai.Tools(tools...), ai.MaxToolRounds(max(agent.MaxToolRounds, 1)))
@@ -97,7 +116,12 @@ func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.To
 	// every record kept so that a session can still be listed whole.
 	chat := []memory.ChatOption{memory.WithCounter(tokens.ForModel(model.Name())),
 		memory.WithLease(memory.Lease{Owner: s.cfg.Instance, Wait: s.lockWait()}), memory.KeepAll()}
-	return &agentEngine{eng: eng, specs: specs, recalls: recalls, chat: chat}, nil
+	if _, ok := s.sessions.(memory.SummaryStore); ok {
+		if sum := s.summarizerFor(agent); sum != nil {
+			chat = append(chat, memory.WithSummary(sum))
+		}
+	}
+	return &agentEngine{eng: eng, specs: specs, recalls: recalls, chat: chat, facts: mem}, nil
 }
 
 // agentModel is model with the agent's stall timeouts. (Its turn deadline

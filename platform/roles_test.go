@@ -89,6 +89,8 @@ var wantRoles = map[string]meta.Role{
 	"PUT /v1/users/{user}/memories/{id}":                               admin,
 	"DELETE /v1/users/{user}/memories/{id}":                            admin,
 	"DELETE /v1/users/{user}":                                          admin,
+	"GET /v1/retention":                                                viewer,
+	"PUT /v1/retention":                                                admin,
 	"GET /v1/interrupts":                                               viewer,
 }
 

@@ -193,6 +193,9 @@ type Server struct {
 	// memories are agents' running summarizers and the background
 	// extractions of long-term memory (memory.go).
 	memories *memories
+	// retention sweeps what tenants' retention let go (retention.go); nil
+	// when the metadata store keeps no retention.
+	retention *retention
 }
 
 // New returns a Server over cfg.
@@ -335,6 +338,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("platform: %w", err)
 	}
 	s.routes()
+	s.startRetention()
 	if s.workflows != nil {
 		s.workflows.start()
 	}
@@ -350,6 +354,7 @@ func (s *Server) Close() error {
 	}
 	s.mcp.close()
 	s.memories.close()
+	s.retention.close()
 	s.bus.close()
 	s.ledger.close()
 	s.touches.close()

@@ -97,7 +97,23 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)})
+	out := api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)}
+	if st, ok := s.sessions.(memory.SummaryStore); ok {
+		sum, err := st.LoadSummary(r.Context(), sessionKey(ss))
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
+		if sum.Text != "" {
+			out.Summary = &api.SessionSummary{Text: sum.Text, Tokens: sum.Tokens, UpdatedAt: sum.UpdatedAt}
+			for _, rec := range recs {
+				if rec.Seq == sum.Through {
+					out.Summary.ThroughMessageID = rec.ID
+				}
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // argumentsJSON returns a model's tool arguments as JSON: as they are when

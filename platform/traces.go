@@ -65,6 +65,9 @@ type turnTrace struct {
 	Usage      api.Usage   `json:"usage"`
 	CostUSD    float64     `json:"cost_usd"`
 	Steps      []traceStep `json:"steps"`
+	// Summary is the session's running summary the turn sent after the
+	// system prompt (the agent's memory.summary), cut as texts are.
+	Summary string `json:"summary,omitempty"`
 	// Truncated says steps were left out (past maxTraceSteps).
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -252,6 +255,9 @@ func snippet(s string) string {
 
 // modelCall records a model call that ended now with usage u (it began
 // when the previous step ended).
+// summary records the running summary the turn sent.
+func (o *turnObserver) summary(text string) { o.trace.Summary = scrub(text) }
+
 func (o *turnObserver) modelCall(u llm.Usage) {
 	if o == nil {
 		return

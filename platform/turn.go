@@ -14,6 +14,7 @@ import (
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/turn"
+	"github.com/weftlabs/weft/rag"
 	"github.com/weftlabs/weft/tool"
 	"github.com/weftlabs/weft/tool/toolname"
 )
@@ -174,8 +175,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 			}
 			ok = send(turn.Event{Kind: turn.TextDelta, Text: ev.Text})
 		case ai.EventRetrieval:
-			frags = fragments(ev.Sources)
-			ok = send(turn.Event{Kind: turn.Retrieval, Fragments: frags})
+			// The knowledge bases' recall, and the user's facts (knowledge
+			// base "memory") when the agent remembers.
+			more := fragments(ev.Sources)
+			if slices.ContainsFunc(ev.Sources, func(src rag.Source) bool { return src.Collection == ai.FactsCollection }) {
+				obs.retrieval(time.Now(), more, nil)
+			}
+			frags = append(frags, more...)
+			ok = send(turn.Event{Kind: turn.Retrieval, Fragments: more})
 		case ai.EventToolCallDelta:
 			// The caller sees its own tools' calls as they come (the
 			// OpenAI-compatible stream); the agent's run server-side.
@@ -216,6 +223,13 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		return nil, fail(s.turnFailed(ctx, in, runErr, model.Name(), said), usage)
 	}
 	s.recordUsage(model.Name(), out.Usage)
+	if out.Summary != nil {
+		obs.summary(out.Summary.Text)
+	}
+	if eng.facts != nil && len(in.toolResults) == 0 {
+		// What the turn taught about its user, learned in the background.
+		s.learnAfter(eng.facts, agent, in.user, in.session.ID, in.answerID, []llm.Message{in.message, llm.AssistantMessage(out.Text)})
+	}
 
 	ans := &turn.Answer{Pending: out.Pending}
 	ans.ChatAnswer = api.ChatAnswer{SessionID: in.session.ID, MessageID: in.answerID, Answer: out.Text, RagFragments: frags,

@@ -44,12 +44,16 @@ func newMemoryEnv(t *testing.T, backend string) (e *testEnv, dump func() []strin
 	ctx := context.Background()
 	chat := scripted.New(scripted.Echo())
 	extract := extractModel("Lives in Berlin.")
+	summarize := scripted.New(scripted.Reply("The user told their word, zebra."))
 	cfg := Config{
 		RateLimit: -1, DefaultEmbeddingModel: "scripted/embed",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		OpenModel: func(spec string) (*llm.Model, error) {
-			if spec == "scripted/extract" {
+			switch spec {
+			case "scripted/extract":
 				return llm.New(extract, llm.WithName(spec), llm.WithRetries(0)), nil
+			case "scripted/summarize":
+				return llm.New(summarize, llm.WithName(spec), llm.WithRetries(0)), nil
 			}
 			return llm.New(chat, llm.WithName(spec), llm.WithRetries(0)), nil
 		},
@@ -487,4 +491,183 @@ func TestMemoryPieces(t *testing.T) {
 	}
 	e.srv.learnAfter(mem, c, "ada", "ses_1", "msg_2", msgs) // closed: nothing, no goroutine left behind
 	e.srv.memories.learning.Wait()
+}
+
+// TestMemoryInTurns runs turns of an agent that remembers, on SQLite and
+// PostgreSQL: a fact learned after a turn in one session is recalled, as
+// a source, in another session of the same user, not for another user
+// nor for the same user of another tenant; the agent has the memory
+// tools; what slides out of the window is folded into the session's
+// summary, which later turns send and which the trace and the session
+// show.
+func TestMemoryInTurns(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e, _ := newMemoryEnv(t, backend)
+			var other struct{ Key string }
+			e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "other", "tenant": "other"}, &other)
+			setting := map[string]any{"long_term": true, "tools": true, "model": "scripted/extract",
+				"summary": map[string]any{"model": "scripted/summarize", "threshold_tokens": 64}}
+			a := e.createAgent(e.admin, map[string]any{"name": "rememberer", "context_window_tokens": 800, "reserve_tokens": 32, "memory": setting})
+			b := e.createAgent(other.Key, map[string]any{"name": "rememberer", "memory": setting})
+
+			first := e.chatAs(e.admin, a.ID, "ada", "", "I moved to Berlin last year.")
+			e.srv.memories.learning.Wait()
+			var recallAnswer api.ChatAnswer
+			recalled := func(key, agent, user string) []api.RagFragment {
+				t.Helper()
+				ans := e.chatAs(key, agent, user, "", "Lives in Berlin?")
+				if user == "ada" && key == e.admin {
+					recallAnswer = ans
+				}
+				var out []api.RagFragment
+				for _, f := range ans.RagFragments {
+					if f.KnowledgeBaseID == "memory" {
+						out = append(out, f)
+					}
+				}
+				e.srv.memories.learning.Wait()
+				return out
+			}
+			if got := recalled(e.admin, a.ID, "ada"); len(got) != 1 || got[0].Content != "Lives in Berlin." {
+				t.Fatalf("ada's new session recalled %+v", got)
+			}
+			if got := recalled(e.admin, a.ID, "bob"); len(got) != 0 {
+				t.Fatalf("bob recalled ada's facts: %+v", got)
+			}
+			if got := recalled(other.Key, b.ID, "ada"); len(got) != 0 {
+				t.Fatalf("the other tenant's ada recalled %+v", got)
+			}
+			// The memory tools are the agent's.
+			eng, err := e.srv.engineFor(context.Background(), withTenant(a, e.tenant()), mustModel(t, e.srv), turnInput{agent: withTenant(a, e.tenant())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, sp := range eng.specs {
+				names = append(names, sp.Name)
+			}
+			if strings.Join(names, ",") != "remember,recall,forget" {
+				t.Fatalf("the agent's tools are %q", names)
+			}
+
+			// A long conversation: what slides out is folded.
+			session := first.SessionID
+			for i := range 8 {
+				e.chatAs(e.admin, a.ID, "ada", session, fmt.Sprintf("Turn %d: my word is zebra, and here are some more words to fill the window up quickly. %s", i, strings.Repeat("More filler words follow here. ", 8)))
+				e.srv.summarizerFor(withTenant(a, e.tenant())).Wait()
+			}
+			last := e.chatAs(e.admin, a.ID, "ada", session, "What is my word?")
+			var sess api.Session
+			e.do(e.admin, "GET", "/v1/sessions/"+session, nil, &sess)
+			if sess.Summary == nil || sess.Summary.Text != "The user told their word, zebra." || sess.Summary.ThroughMessageID == "" {
+				t.Fatalf("the session's summary = %+v", sess.Summary)
+			}
+			var tr turnTrace
+			e.srv.ledger.flush(context.Background())
+			if resp := e.do(e.admin, "GET", "/v1/sessions/"+session+"/messages/"+last.MessageID+"/trace", nil, &tr); resp.StatusCode != http.StatusOK || tr.Summary != sess.Summary.Text {
+				t.Fatalf("the trace's summary = %q (%d)", tr.Summary, resp.StatusCode)
+			}
+			e.do(e.admin, "GET", "/v1/sessions/"+recallAnswer.SessionID+"/messages/"+recallAnswer.MessageID+"/trace", nil, &tr)
+			var sawMemory bool
+			for _, st := range tr.Steps {
+				for _, h := range st.Hits {
+					sawMemory = sawMemory || h.KnowledgeBaseID == "memory"
+				}
+			}
+			if !sawMemory {
+				t.Fatalf("the trace shows no recall of memory: %+v", tr.Steps)
+			}
+		})
+	}
+}
+
+func withTenant(a meta.Agent, tenant string) meta.Agent {
+	a.TenantID = tenant
+	return a
+}
+
+func mustModel(t *testing.T, s *Server) *llm.Model {
+	t.Helper()
+	m, err := s.model("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRetention: a tenant's retention is set and read through the API,
+// checked, and the sweep deletes that tenant's sessions not updated
+// within it (messages and registry, traces with them) and its older
+// traces, on SQLite and PostgreSQL; another tenant's stay.
+func TestRetention(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e, dump := newMemoryEnv(t, backend)
+			ctx := context.Background()
+			var other struct{ Key string }
+			e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "other", "tenant": "other"}, &other)
+			var r meta.Retention
+			if e.do(e.admin, "GET", "/v1/retention", nil, &r); r.SessionsDays != 0 || r.TracesDays != 0 {
+				t.Fatalf("a new tenant's retention = %+v", r)
+			}
+			if resp := e.do(e.admin, "PUT", "/v1/retention", map[string]any{"sessions_days": 30, "traces_days": 2}, &r); resp.StatusCode != http.StatusOK || r.SessionsDays != 30 || r.TracesDays != 2 {
+				t.Fatalf("set retention: %d %+v", resp.StatusCode, r)
+			}
+			for _, c := range []struct{ body, field string }{
+				{`{"sessions_days": -1}`, `"sessions_days"`},
+				{`{"traces_days": 4000}`, `"traces_days"`},
+				{`{"traces_days": 30}`, `"traces_days": this server keeps traces at most`},
+			} {
+				eb := e.wantError(e.do(e.admin, "PUT", "/v1/retention", c.body, nil), http.StatusBadRequest, CodeInvalidRequest)
+				if !strings.Contains(eb.Error.Message, c.field) {
+					t.Errorf("PUT %s: %q does not name %s", c.body, eb.Error.Message, c.field)
+				}
+			}
+			a := e.createAgent(e.admin, map[string]any{"name": "a"})
+			b := e.createAgent(other.Key, map[string]any{"name": "a"})
+			old := e.chatAs(e.admin, a.ID, "u", "", "old words quagga1")
+			fresh := e.chatAs(e.admin, a.ID, "u", "", "fresh words")
+			theirs := e.chatAs(other.Key, b.ID, "u", "", "their words quagga1")
+			e.srv.ledger.flush(ctx)
+			e.srv.touches.flush(ctx)
+
+			// 31 days later for old, 3 for fresh: old goes, fresh's trace goes.
+			now := time.Now()
+			ms := e.srv.meta.(*meta.SQL)
+			if err := e.srv.sweepRetention(ctx, now.Add(31*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			e.wantError(e.do(e.admin, "GET", "/v1/sessions/"+old.SessionID, nil, nil), http.StatusNotFound, CodeNotFound)
+			e.wantError(e.do(e.admin, "GET", "/v1/sessions/"+fresh.SessionID, nil, nil), http.StatusNotFound, CodeNotFound)
+			if resp := e.do(other.Key, "GET", "/v1/sessions/"+theirs.SessionID, nil, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("the other tenant's session: %d", resp.StatusCode)
+			}
+			if got := containing(dump(), "", "quagga1"); len(got) == 0 || len(containing(got, "", "old words")) > 0 {
+				t.Fatalf("after the sweep, rows with quagga1: %q", got)
+			}
+			// Traces alone: a session kept, its trace past the retention.
+			kept := e.chatAs(e.admin, a.ID, "u", "", "kept words")
+			e.srv.ledger.flush(ctx)
+			if err := e.srv.sweepRetention(ctx, now.Add(3*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if resp := e.do(e.admin, "GET", "/v1/sessions/"+kept.SessionID, nil, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("a session within its retention: %d", resp.StatusCode)
+			}
+			e.wantError(e.do(e.admin, "GET", "/v1/sessions/"+kept.SessionID+"/messages/"+kept.MessageID+"/trace", nil, nil), http.StatusNotFound, CodeNotFound)
+			if resp := e.do(other.Key, "GET", "/v1/sessions/"+theirs.SessionID+"/messages/"+theirs.MessageID+"/trace", nil, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("the other tenant's trace: %d", resp.StatusCode)
+			}
+			// Zeros remove the setting.
+			if e.do(e.admin, "PUT", "/v1/retention", map[string]any{}, &r); r.SessionsDays != 0 {
+				t.Fatalf("reset: %+v", r)
+			}
+			if list, _ := ms.Retentions(ctx, e.tenant()); len(list) != 0 {
+				t.Fatalf("after a reset the tenant has %+v", list)
+			}
+		})
+	}
 }

@@ -126,6 +126,19 @@ type Session struct {
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	MessageCount int       `json:"message_count"`
+	// Summary is the session's running summary (the agent's
+	// memory.summary) in GET /v1/sessions/{id}; nil before the first fold.
+	Summary *SessionSummary `json:"summary,omitempty"`
+}
+
+// SessionSummary is a session's running summary: what slid out of its
+// window, folded by a model.
+type SessionSummary struct {
+	Text string `json:"text"`
+	// ThroughMessageID is the newest message the summary holds.
+	ThroughMessageID string    `json:"through_message_id,omitempty"`
+	Tokens           int       `json:"tokens"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // Message is a stored message of a session.
