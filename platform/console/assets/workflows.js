@@ -4,7 +4,8 @@
 // by the server when saved (a fault is shown on the node and field it
 // names); a Run button with a test-run panel (inputs from the start
 // node's schema, each node's status live from the run's stream, its
-// inputs, outputs, duration and error); the runs history in the same view.
+// inputs, outputs, duration and error); the runs history in the same view;
+// a waiting run's questions as forms made from their schemas.
 import { api, stream } from './api.js';
 import { h, clear, append, field, showFieldError } from './dom.js';
 import { Canvas, edges } from './canvas.js';
@@ -110,12 +111,67 @@ function timeline(run) {
   }));
 }
 
-// runView shows a run: its status, error, outputs and node timeline.
-function runView(run) {
+// runView shows a run: its status, error, outputs and node timeline; a
+// waiting run's questions as forms, when answered (called once an answer
+// was taken) is given.
+function runView(run, answered) {
   return [h('h3', { text: `Run ${run.id}: ${run.status}` }),
     run.error ? h('p', { class: 'error', text: run.error }) : null,
     run.outputs ? h('pre', { class: 'wf-run-outputs', text: pretty(run.outputs) }) : null,
+    run.status === 'waiting' && run.interrupts?.length && answered ? answerForms(run.interrupts, answered) : null,
     timeline(run)];
+}
+
+// answerForms renders a waiting run's questions (a human node's, a Go
+// node's pause), each a form made from its output_schema whose Submit
+// answers it (POST its resume route). A refused answer shows the field
+// the server names and the run still waits.
+function answerForms(interrupts, answered) {
+  return h('section', { class: 'wf-interrupts', 'aria-label': 'Waiting for an answer' },
+    h('h4', { text: 'Waiting for an answer' }),
+    interrupts.map((q) => {
+      const sc = q.output_schema || {};
+      const props = sc.properties || {};
+      const required = new Set(sc.required || []);
+      const controls = Object.keys(props).map((name) => {
+        const p = props[name] || {};
+        // An optional field says so (the run form's label calls a field
+        // without a default required).
+        const c = inputControl(name, required.has(name) || p.default !== undefined ? p : { ...p, default: p.type === 'boolean' ? false : null });
+        return { name, ...c };
+      });
+      const free = controls.length ? null : h('textarea', { rows: 3, class: 'json', spellcheck: 'false', name: 'answer', 'aria-label': 'Answer (a JSON object)' });
+      const err = h('p', { class: 'error wf-answer-error', role: 'alert' });
+      const button = h('button', { type: 'submit', class: 'primary', text: 'Submit' });
+      const submit = async (ev) => {
+        ev.preventDefault();
+        err.textContent = '';
+        let answer = {};
+        try {
+          for (const c of controls) {
+            const v = c.read();
+            if (v !== undefined && v !== null) answer[c.name] = v;
+          }
+          if (free && free.value.trim()) answer = JSON.parse(free.value);
+        } catch (x) {
+          err.textContent = (x.field ? x.field.replace(/^inputs\./, 'answer.') + ': ' : '') + x.message;
+          return;
+        }
+        button.disabled = true;
+        try {
+          await api('POST', q.resume, { answer });
+          answered();
+        } catch (x) {
+          err.textContent = (x.param ? x.param + ': ' : '') + x.message;
+        } finally {
+          button.disabled = false;
+        }
+      };
+      return h('form', { class: 'wf-interrupt', dataset: { interrupt: q.id }, on: { submit } },
+        h('p', { class: 'wf-question', text: q.message || `Node ${q.node_id} waits for an answer.` }),
+        q.expires_at ? h('p', { class: 'muted', text: 'Expires ' + new Date(q.expires_at).toLocaleString() }) : null,
+        ...controls.map((c) => c.el), free, err, button);
+    }));
 }
 
 // inputControl is the run-form control of a start input of schema sc.
@@ -247,7 +303,10 @@ export function render(main, ctx = {}) {
       for (const n of run.nodes || []) canvas.status.set(n.node_id, stepStatus(n));
       canvas.draw();
       subsDraw();
-      detail.append(...runView(run).filter(Boolean));
+      detail.append(...runView(run, () => {
+        openRun(wf, id);
+        loadRuns(wf).catch(() => {});
+      }).filter(Boolean));
     } catch (x) {
       if (!signal?.aborted) detail.append(h('p', { class: 'error', text: x.message }));
     }
@@ -353,7 +412,11 @@ export function render(main, ctx = {}) {
     canvas.mark();
     const show = () => {
       head.textContent = `Run ${run.id || '…'}: ${run.status}`;
-      clear(out).append(...runView(run).slice(1).filter(Boolean));
+      clear(out).append(...runView(run, () => {
+        clear(live);
+        openRun(wf, run.id);
+        loadRuns(wf).catch(() => {});
+      }).slice(1).filter(Boolean));
     };
     const button = form.querySelector('#wf-run-start');
     button.disabled = true;
@@ -379,6 +442,7 @@ export function render(main, ctx = {}) {
             break;
           case 'workflow.waiting':
             run.status = 'waiting';
+            run.interrupts = d.interrupts;
             break;
           case 'error':
             run.status = d.error?.code === 'cancelled' ? 'cancelled' : 'failed';
