@@ -222,3 +222,114 @@ func TestCheckpointSeqIndexed(t *testing.T) {
 		t.Fatalf("plan %q", got)
 	}
 }
+
+// TestWorkflowRunWaiting: a run its owner makes wait holds no lease and is
+// not taken over; its open questions are listed for its tenant only; of
+// concurrent resumes exactly one claims it; it is due once its wake time
+// passed; cancelled at once; its questions go with the workflow.
+func TestWorkflowRunWaiting(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := st.(*SQL)
+			ctx := context.Background()
+			t0 := time.Now().UTC().Truncate(time.Microsecond)
+			if err := s.CreateWorkflow(ctx, Workflow{ID: "wf1", TenantID: "t1", Name: "ask", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+				t.Fatal(err)
+			}
+			run := WorkflowRun{ID: "run1", TenantID: "t1", WorkflowID: "wf1", Version: 1, KeyID: "k", Status: RunRunning, Owner: "A", LeaseUntil: t0.Add(time.Minute), CreatedAt: t0}
+			if err := s.CreateWorkflowRun(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			q := json.RawMessage(`{"id":"run1:ask","key":"ask"}`)
+			for _, cp := range []WorkflowCheckpoint{
+				{Key: "start", NodeID: "start", Outputs: json.RawMessage(`{}`), StartedAt: t0, FinishedAt: t0},
+				{Key: "ask", NodeID: "ask", StartedAt: t0, Waiting: q},
+			} {
+				if err := s.SaveWorkflowCheckpoint(ctx, "t1", "run1", "A", cp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ok, err := s.WaitWorkflowRun(ctx, "t1", "run1", "B", t0.Add(time.Hour)); ok || err != nil {
+				t.Fatalf("another owner made the run wait: %v %v", ok, err)
+			}
+			if ok, err := s.WaitWorkflowRun(ctx, "t1", "run1", "A", t0.Add(time.Hour)); !ok || err != nil {
+				t.Fatalf("wait = %v, %v", ok, err)
+			}
+			r, err := s.WorkflowRun(ctx, "t1", "run1")
+			if err != nil || r.Status != RunWaiting || r.Owner != "" || !r.WakeAt.Equal(t0.Add(time.Hour)) || r.Active() {
+				t.Fatalf("waiting run = %+v, %v", r, err)
+			}
+			if exp, _ := s.ExpiredWorkflowRuns(ctx, t0.Add(24*time.Hour), 10); len(exp) != 0 {
+				t.Fatalf("a waiting run is taken over: %+v", exp)
+			}
+			if due, _ := s.DueWorkflowRuns(ctx, t0.Add(time.Minute), 10); len(due) != 0 {
+				t.Fatalf("due before its wake time: %+v", due)
+			}
+			if due, _ := s.DueWorkflowRuns(ctx, t0.Add(2*time.Hour), 10); len(due) != 1 || due[0].ID != "run1" || due[0].TenantID != "t1" {
+				t.Fatalf("due after its wake time: %+v", due)
+			}
+			cps, _ := s.WorkflowCheckpoints(ctx, "t1", "run1")
+			if len(cps) != 2 || string(cps[1].Waiting) != string(q) || cps[0].Waiting != nil {
+				t.Fatalf("checkpoints %+v", cps)
+			}
+			open, err := s.OpenInterrupts(ctx, "t1", "", 10)
+			if err != nil || len(open) != 1 || open[0].RunID != "run1" || open[0].WorkflowID != "wf1" || string(open[0].Waiting) != string(q) {
+				t.Fatalf("open = %+v, %v", open, err)
+			}
+			if open, _ := s.OpenInterrupts(ctx, "t2", "", 10); len(open) != 0 {
+				t.Fatalf("another tenant's open questions: %+v", open)
+			}
+			if open, _ := s.OpenInterrupts(ctx, "t1", "wf2", 10); len(open) != 0 {
+				t.Fatalf("another workflow's open questions: %+v", open)
+			}
+			if _, ok, _ := s.ResumeWorkflowRun(ctx, "t2", "run1", "C", t0.Add(time.Hour)); ok {
+				t.Fatal("another tenant resumed the run")
+			}
+			// Concurrent resumes: exactly one claims it.
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var won []string
+			for _, owner := range []string{"A", "B", "C", "D"} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, ok, err := s.ResumeWorkflowRun(ctx, "t1", "run1", owner, t0.Add(time.Hour)); ok && err == nil {
+						mu.Lock()
+						won = append(won, owner)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if len(won) != 1 {
+				t.Fatalf("resumed by %v", won)
+			}
+			r, _ = s.WorkflowRun(ctx, "t1", "run1")
+			if r.Status != RunRunning || r.Owner != won[0] || !r.WakeAt.IsZero() {
+				t.Fatalf("resumed run = %+v", r)
+			}
+			if open, _ := s.OpenInterrupts(ctx, "t1", "", 10); len(open) != 0 {
+				t.Fatalf("a running run's questions in the inbox: %+v", open)
+			}
+			// Waiting again, then cancelled at once.
+			if ok, _ := s.WaitWorkflowRun(ctx, "t1", "run1", won[0], time.Time{}); !ok {
+				t.Fatal("wait again")
+			}
+			if due, _ := s.DueWorkflowRuns(ctx, t0.Add(48*time.Hour), 10); len(due) != 0 {
+				t.Fatalf("a run without a deadline is due: %+v", due)
+			}
+			if r, err := s.CancelWorkflowRun(ctx, "t1", "run1", t0); err != nil || r.Status != RunCancelled {
+				t.Fatalf("cancel = %+v, %v", r, err)
+			}
+			if open, _ := s.OpenInterrupts(ctx, "t1", "", 10); len(open) != 0 {
+				t.Fatalf("a cancelled run's questions: %+v", open)
+			}
+			if err := s.DeleteWorkflow(ctx, "t1", "wf1"); err != nil {
+				t.Fatal(err)
+			}
+			if cps, _ := s.WorkflowCheckpoints(ctx, "t1", "run1"); len(cps) != 0 {
+				t.Fatalf("checkpoints outlived the run: %+v", cps)
+			}
+		})
+	}
+}
