@@ -359,18 +359,25 @@ func TestWorkflowHumanConcurrentResumes(t *testing.T) {
 	}
 }
 
-// TestWorkflowHumanTimeout: a question with a timeout wakes its run once
-// the deadline passed (no goroutine waited for it): the run takes the
-// timeout branch, and a late answer is a 409.
-func TestWorkflowHumanTimeout(t *testing.T) {
-	e := newEnv(t, nil, func(c *Config) { c.WorkflowLease = 200 * time.Millisecond })
-	e.saveWorkflow(map[string]any{"name": "late", "nodes": []any{
+// lateWorkflow asks with a timeout of a second and an escalate branch.
+func lateWorkflow() map[string]any {
+	return map[string]any{"name": "late", "nodes": []any{
 		map[string]any{"id": "start", "kind": "start"},
 		map[string]any{"id": "ask", "kind": "human", "message": "Refund?", "timeout": "1s", "on_timeout": []string{"escalate"}, "output_schema": yesNo, "depends_on": []string{"start"}},
 		map[string]any{"id": "refund", "kind": "template", "template": "refund {{ nodes.ask.outputs.ok }}"},
 		map[string]any{"id": "escalate", "kind": "template", "template": "escalated {{ nodes.ask.outputs.timed_out }}"},
 		map[string]any{"id": "end", "kind": "end", "depends_on": []string{"refund", "escalate"}, "outputs": map[string]any{"r": "{{ nodes.refund.outputs.text }}", "e": "{{ nodes.escalate.outputs.text }}"}},
-	}})
+	}}
+}
+
+// TestWorkflowHumanTimeout: a question with a timeout wakes its run once
+// the deadline passed (no goroutine waited for it): the run takes the
+// timeout branch, and a late answer is a 409; an answer after the
+// deadline to a run nobody woke yet is a 409 that sends it down the
+// timeout branch.
+func TestWorkflowHumanTimeout(t *testing.T) {
+	e := newEnv(t, nil, func(c *Config) { c.WorkflowLease = 200 * time.Millisecond })
+	e.saveWorkflow(lateWorkflow())
 	var run waitingRun
 	e.do(e.admin, "POST", "/v1/workflows/late/runs", map[string]any{}, &run)
 	if run.Status != meta.RunWaiting || len(run.Interrupts) != 1 || run.Interrupts[0].ExpiresAt == nil {
@@ -388,6 +395,30 @@ func TestWorkflowHumanTimeout(t *testing.T) {
 		t.Fatalf("run after the deadline %+v", got)
 	}
 	e.wantError(e.resume(e.admin, run.Interrupts[0], map[string]any{"ok": true}, nil), http.StatusConflict, CodeConflict)
+
+	// An answer that comes after the deadline, before any replica woke the
+	// run (their loop waits half a minute here), is a 409, and the run
+	// takes the timeout branch then.
+	slow := newEnv(t, nil, func(c *Config) { c.WorkflowLease = time.Minute })
+	slow.saveWorkflow(lateWorkflow())
+	run = waitingRun{}
+	slow.do(slow.admin, "POST", "/v1/workflows/late/runs", map[string]any{}, &run)
+	time.Sleep(time.Until(*run.Interrupts[0].ExpiresAt) + 100*time.Millisecond)
+	eb := slow.wantError(slow.resume(slow.admin, run.Interrupts[0], map[string]any{"ok": true}, nil), http.StatusConflict, CodeConflict)
+	if !strings.Contains(eb.Error.Message, "expired") {
+		t.Fatalf("a late answer: %+v", eb)
+	}
+	got = waitingRun{}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		slow.do(slow.admin, "GET", "/v1/workflows/late/runs/"+run.ID, nil, &got)
+		if got.Status == meta.RunSucceeded || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got.Status != meta.RunSucceeded || got.Outputs["e"] != "escalated true" || got.Outputs["r"] != nil {
+		t.Fatalf("run after a late answer %+v", got)
+	}
 }
 
 // TestWorkflowHumanReplicas: on PostgreSQL and Redis, a run pauses on
