@@ -390,6 +390,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/sessions/{id}", need(viewer), s.getSession)
 	s.handle("GET /v1/sessions/{id}/messages", need(viewer), s.sessionMessages)
 	s.handle("DELETE /v1/sessions/{id}", need(admin), s.deleteSession)
+	s.notesRoutes()
 
 	s.extraRoutes()
 	s.userRoutes()

@@ -50,9 +50,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	counts := s.messageCounts(r, p.Tenant, agentID)
+	titles := s.titles(r.Context(), p.Tenant)
 	out := make([]api.Session, len(list))
 	for i, ss := range list {
-		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
+		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, Title: titles[ss.ID], ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -97,7 +98,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	out := api.Session{ID: ss.ID, AgentID: ss.AgentID, ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)}
+	out := api.Session{ID: ss.ID, AgentID: ss.AgentID, Title: s.titles(r.Context(), ss.TenantID)[ss.ID], ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)}
 	if st, ok := s.sessions.(memory.SummaryStore); ok {
 		sum, err := st.LoadSummary(r.Context(), sessionKey(ss))
 		if err != nil {

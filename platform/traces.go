@@ -455,7 +455,7 @@ func (s *Server) turnTraceRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Write(tr.Data)
+	w.Write(s.withFeedback(r.Context(), ss, msg, tr.Data))
 	w.Write([]byte("\n"))
 }
 

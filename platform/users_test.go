@@ -282,6 +282,13 @@ func TestForgetUser(t *testing.T) {
 					t.Fatalf("put memory: %d %s", resp.StatusCode, body(resp))
 				}
 			}
+			// A title and feedback that quote ada go with her sessions.
+			if resp := e.do(e.admin, "PUT", "/v1/sessions/"+s1.SessionID, map[string]any{"title": "About " + adaWord}, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("title: %d %s", resp.StatusCode, body(resp))
+			}
+			if resp := e.do(e.admin, "PUT", "/v1/sessions/"+s1.SessionID+"/messages/"+s1.MessageID+"/feedback", map[string]any{"rating": -1, "comment": adaWord + " was wrong"}, nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("feedback: %d %s", resp.StatusCode, body(resp))
+			}
 			e.srv.ledger.flush(ctx)
 			ot, err := e.srv.meta.TenantByName(ctx, "other")
 			if err != nil {
@@ -295,7 +302,7 @@ func TestForgetUser(t *testing.T) {
 			if resp := e.do(e.admin, "DELETE", "/v1/users/"+ada, nil, &ans); resp.StatusCode != http.StatusOK {
 				t.Fatalf("forget: %d %s", resp.StatusCode, body(resp))
 			}
-			want := map[string]int{"sessions": 3, "messages": 7, "memories": 1, "traces": 3, "a2a_tasks": 0, "idempotent_replies": 1}
+			want := map[string]int{"sessions": 3, "messages": 7, "memories": 1, "traces": 3, "a2a_tasks": 0, "idempotent_replies": 1, "feedback": 1, "titles": 1}
 			for k, n := range want {
 				if ans.Deleted[k] != n {
 					t.Errorf("deleted %s = %d, want %d (answer %+v)", k, ans.Deleted[k], n, ans.Deleted)

@@ -117,8 +117,10 @@ type CancelRequest struct {
 
 // Session is a conversation with one agent.
 type Session struct {
-	ID       string `json:"id"`
-	AgentID  string `json:"agent_id"`
+	ID      string `json:"id"`
+	AgentID string `json:"agent_id"`
+	// Title names the session (PUT /v1/sessions/{id}); empty until set.
+	Title    string `json:"title,omitempty"`
 	ParentID string `json:"parent_id,omitempty"`
 	// User is the end user the session is for (the user of the chat
 	// request that started it).

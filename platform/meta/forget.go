@@ -82,9 +82,10 @@ func UserHash(tenant, user string) string {
 // f's tenant whose sessions are sessions (from [SQL.UserSessions]; their
 // messages live in the session store, deleted first by the caller): the
 // sessions' rows, their turn traces, the A2A tasks whose context is one of
-// them, and the stored replies of idempotent requests that name one. It
-// adds to f.Counts how many of each it deleted ("sessions", "traces",
-// "a2a_tasks", "idempotent_replies") and stores f as the audit record.
+// them, the stored replies of idempotent requests that name one, and the
+// sessions' titles and feedback. It adds to f.Counts how many of each it
+// deleted ("sessions", "traces", "a2a_tasks", "idempotent_replies",
+// "feedback", "titles") and stores f as the audit record.
 func (s *SQL) ForgetUser(ctx context.Context, f UserForget, sessions []string) error {
 	if f.Counts == nil {
 		f.Counts = map[string]int{}
@@ -103,12 +104,14 @@ func (s *SQL) ForgetUser(ctx context.Context, f UserForget, sessions []string) e
 			f.Counts[count] += int(n)
 			return nil
 		}
-		for _, k := range []string{"sessions", "traces", "a2a_tasks", "idempotent_replies"} {
+		for _, k := range []string{"sessions", "traces", "a2a_tasks", "idempotent_replies", "feedback", "titles"} {
 			f.Counts[k] += 0
 		}
 		for _, id := range sessions {
 			for _, step := range []struct{ count, q string }{
 				{"traces", `DELETE FROM turn_traces WHERE tenant_id = ? AND session_id = ?`},
+				{"feedback", `DELETE FROM message_feedback WHERE tenant_id = ? AND session_id = ?`},
+				{"titles", `DELETE FROM session_titles WHERE tenant_id = ? AND session_id = ?`},
 				{"a2a_tasks", `DELETE FROM a2a_tasks WHERE tenant_id = ? AND context_id = ?`},
 				{"sessions", `DELETE FROM sessions WHERE tenant_id = ? AND id = ?`},
 			} {

@@ -411,6 +411,26 @@ var migrations = []string{
 	// could do, an admin key as an owner, any other as an admin.
 	`ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT '';
 	UPDATE api_keys SET role = CASE WHEN admin <> 0 THEN 'owner' ELSE 'admin' END`,
+	// The chat playground (see feedback.go): a session's title, and the
+	// feedback on an answer, kept by session and message id beside the
+	// session store (deleted with the session and when its user is
+	// forgotten).
+	`CREATE TABLE session_titles (
+		tenant_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		title TEXT NOT NULL,
+		PRIMARY KEY (tenant_id, session_id)
+	);
+	CREATE TABLE message_feedback (
+		tenant_id TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		rating INTEGER NOT NULL,
+		comment TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, session_id, message_id)
+	);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -873,6 +893,9 @@ func (s *SQL) TouchSessions(ctx context.Context, touches []SessionTouch) error {
 
 // DeleteSession implements [Store].
 func (s *SQL) DeleteSession(ctx context.Context, tenant, id string) error {
+	if err := s.deleteSessionNotes(ctx, tenant, id); err != nil {
+		return err
+	}
 	return s.deleteOne(ctx, "delete session "+id, `DELETE FROM sessions WHERE tenant_id = ? AND id = ?`, tenant, id)
 }
 
