@@ -94,6 +94,12 @@ func TestAccessibility(t *testing.T) {
 		e.until(s.hash, s.ready)
 		check(s.hash)
 	}
+	// A chat's transcript, with an answer's feedback buttons and trace.
+	e.goTo("#/chat/" + agent.ID)
+	e.until("the sessions", `!!document.querySelector('button.link.resume')`)
+	e.do(clickJS(`button.link.resume`))
+	e.until("the transcript", `!!document.querySelector('.msg.assistant .feedback')`)
+	check("#/chat (transcript)")
 	// The workflow canvas with a node's form open, a test run and a run's
 	// view.
 	e.goTo("#/workflows")

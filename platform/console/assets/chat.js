@@ -134,9 +134,11 @@ class Turn {
     for (const { r } of this.delegateText.values()) r.finish();
   }
 
-  // trace adds the turn's trace (collapsed, loaded when opened) below it.
-  trace(sessionID, messageID, names) {
+  // trace adds the turn's trace (collapsed, loaded when opened) below it,
+  // and, for an answer, its feedback buttons.
+  trace(sessionID, messageID, names, rating) {
     if (!sessionID || !messageID || this.el.querySelector('details.trace')) return;
+    if (this.text) this.el.append(feedbackButtons(sessionID, messageID, rating || 0));
     this.el.append(traceBox(sessionID, messageID, names));
   }
 
@@ -147,6 +149,38 @@ class Turn {
     this.parts.append(h('div', { class: 'body md' }, renderMarkdown(text)));
     this.text += text;
   }
+}
+
+// feedbackButtons rate an answer: thumbs up or down, stored with the
+// turn (PUT /v1/sessions/{id}/messages/{message}/feedback); pressing the
+// pressed one again takes the rating back.
+function feedbackButtons(sessionID, messageID, rating) {
+  const path = `/v1/sessions/${encodeURIComponent(sessionID)}/messages/${encodeURIComponent(messageID)}/feedback`;
+  const note = h('span', { class: 'muted small', role: 'status' });
+  let current = rating;
+  const buttons = [[1, '👍 Helpful'], [-1, '👎 Not helpful']].map(([v, label]) =>
+    h('button', { type: 'button', class: 'small feedback-' + (v > 0 ? 'up' : 'down'), 'aria-pressed': String(current === v), text: label }));
+  const show = () => {
+    buttons[0].setAttribute('aria-pressed', String(current === 1));
+    buttons[1].setAttribute('aria-pressed', String(current === -1));
+  };
+  buttons.forEach((b, i) => b.addEventListener('click', async () => {
+    const v = i === 0 ? 1 : -1;
+    try {
+      if (current === v) {
+        await api('DELETE', path);
+        current = 0;
+      } else {
+        await api('PUT', path, { rating: v });
+        current = v;
+      }
+      note.textContent = current ? 'Thanks: feedback saved.' : 'Feedback removed.';
+      show();
+    } catch (x) {
+      note.textContent = x.message;
+    }
+  }));
+  return h('div', { class: 'feedback', role: 'group', 'aria-label': 'Rate this answer', dataset: { message: messageID } }, buttons, note);
 }
 
 function userMessage(container, text) {
@@ -172,7 +206,7 @@ export function renderTranscript(container, messages, who, opts = {}) {
     }
     if (!turn) return;
     turn.finish();
-    turn.trace(opts.sessionID, traceID, opts.names);
+    turn.trace(opts.sessionID, traceID, opts.names, opts.ratings?.get(traceID));
   };
   for (const m of messages) {
     if (m.role === 'user') {
@@ -252,8 +286,12 @@ export class ChatPanel {
     this.reset();
     this.sessionID = sessionID;
     try {
-      const msgs = await api('GET', `/v1/sessions/${encodeURIComponent(sessionID)}/messages`);
-      renderTranscript(this.transcript, msgs, this.agentName, { sessionID, names: this.agentNames });
+      const [msgs, fb] = await Promise.all([
+        api('GET', `/v1/sessions/${encodeURIComponent(sessionID)}/messages`),
+        api('GET', `/v1/sessions/${encodeURIComponent(sessionID)}/feedback`).catch(() => []),
+      ]);
+      const ratings = new Map(fb.map((f) => [f.message_id, f.rating]));
+      renderTranscript(this.transcript, msgs, this.agentName, { sessionID, names: this.agentNames, ratings });
       this.transcript.scrollTop = this.transcript.scrollHeight;
     } catch (x) {
       this.status.textContent = x.message;
@@ -291,6 +329,7 @@ export class ChatPanel {
     const turn = new Turn(this.transcript, this.agentName);
     turn.setState('streaming', 'streaming…');
     const r = { controller: new AbortController(), messageID: '', sessionID: this.sessionID, stopped: false, failed: false };
+    const isNew = !this.sessionID;
     this.running = r;
     this.send.disabled = true;
     this.stopBtn.disabled = false;
@@ -367,10 +406,24 @@ export class ChatPanel {
       if (this.running === r) this.running = null;
       this.send.disabled = false;
       this.stopBtn.disabled = true;
+      // A new session is titled from its first message (renamable in
+      // the sessions list).
+      if (isNew && r.sessionID) {
+        await api('PUT', '/v1/sessions/' + encodeURIComponent(r.sessionID), { title: sessionTitle(query) }).catch(() => {});
+      }
       this.onTurnEnd(r.sessionID);
       follow();
     }
   }
+}
+
+// sessionTitle makes a title of a first message: its first line, at most
+// 60 characters, cut at a word.
+export function sessionTitle(text) {
+  const line = text.trim().split('\n')[0].replace(/\s+/g, ' ');
+  if (line.length <= 60) return line;
+  const cut = line.slice(0, 60);
+  return cut.slice(0, cut.lastIndexOf(' ') > 30 ? cut.lastIndexOf(' ') : 60) + '…';
 }
 
 // render is the chat playground: agent picker, sessions, chat.
@@ -399,9 +452,25 @@ export function render(main, ctx) {
       clear(sessionsList);
       if (!list.length) sessionsList.append(h('li', { class: 'muted', text: 'No sessions yet.' }));
       for (const s of list) {
+        const rename = h('form', { class: 'session-rename', hidden: true, 'aria-label': 'Rename session' },
+          h('input', { type: 'text', value: s.title || '', maxlength: 200, 'aria-label': 'Session title' }),
+          h('button', { type: 'submit', class: 'small', text: 'Save' }));
+        rename.addEventListener('submit', async (e) => {
+          e.preventDefault();
+          try {
+            await api('PUT', '/v1/sessions/' + encodeURIComponent(s.id), { title: rename.querySelector('input').value });
+            loadSessions();
+          } catch (x) {
+            rename.append(h('span', { class: 'error', role: 'alert', text: x.message }));
+          }
+        });
         sessionsList.append(h('li', { dataset: { id: s.id } },
           h('button', { type: 'button', class: 'link resume', title: s.id, on: { click: () => { panel.load(s.id).then(markCurrent); } } },
-            fmtTime(s.updated_at), ' · ', `${s.message_count} messages`),
+            s.title ? h('span', { class: 'session-title', text: s.title }) : null, s.title ? h('br') : null,
+            h('span', { class: s.title ? 'muted small' : '', text: `${fmtTime(s.updated_at)} · ${s.message_count} messages` })),
+          h('button', { type: 'button', class: 'small session-rename-open', 'aria-label': 'Rename session ' + (s.title || s.id),
+            on: { click: () => { rename.hidden = !rename.hidden; if (!rename.hidden) rename.querySelector('input').focus(); } } }, 'Rename'),
+          rename,
           confirmButton('Delete', async () => {
             await api('DELETE', '/v1/sessions/' + encodeURIComponent(s.id));
             if (panel.sessionID === s.id) panel.reset();

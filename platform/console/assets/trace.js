@@ -61,7 +61,9 @@ export function renderTrace(el, t, names = new Map()) {
       ? h('li', { class: 'step', dataset: { kind } }, h('details', {}, h('summary', {}, line), body))
       : h('li', { class: 'step', dataset: { kind } }, h('div', { class: 'line' }, line));
   });
+  const fb = t.feedback;
   el.replaceChildren(...[head,
+    fb ? h('p', { class: 'trace-feedback', text: `Feedback: ${fb.rating > 0 ? '👍 helpful' : '👎 not helpful'}${fb.comment ? ' · ' + fb.comment : ''}` }) : null,
     t.error ? h('p', { class: 'error', text: t.error }) : null,
     h('ol', { class: 'timeline', 'aria-label': 'steps' }, rows),
     t.truncated ? h('p', { class: 'muted', text: 'Later steps were left out of this trace.' }) : null].filter(Boolean));
