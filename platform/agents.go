@@ -149,6 +149,11 @@ func (s *Server) validateAgent(r *http.Request, a *meta.Agent) *apiError {
 			return e
 		}
 	}
+	if _, err := approver(a.ToolApprovals); err != nil {
+		e := invalid("field \"tool_approvals\": %v", err)
+		e.Param = "tool_approvals"
+		return e
+	}
 	if e := s.validateMemory(a); e != nil {
 		return e
 	}

@@ -42,12 +42,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s.serveTurn(w, r, agent, req)
+	s.serveTurn(w, r, agent, turn.Input{Agent: agent, SessionID: req.SessionID, Message: llm.UserMessage(req.Query), User: req.User}, req.Stream)
 }
 
 // serveTurn runs a turn for an HTTP request, with idempotency, and answers
 // it blocking or streaming: an edge over the turn service.
-func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, req api.ChatRequest) {
+func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Agent, in turn.Input, stream bool) {
 	p := principalFrom(r.Context())
 	idem := r.Header.Get("Idempotency-Key")
 	if idem != "" {
@@ -58,12 +58,12 @@ func (s *Server) serveTurn(w http.ResponseWriter, r *http.Request, agent meta.Ag
 			return
 		}
 		if seen {
-			s.replay(w, req.Stream, prev)
+			s.replay(w, stream, prev)
 			return
 		}
 	}
-	events := sessionHeader(w, s.runTurnStream(r.Context(), turn.Input{Agent: agent, SessionID: req.SessionID, Message: llm.UserMessage(req.Query), User: req.User}))
-	if !req.Stream {
+	events := sessionHeader(w, s.runTurnStream(r.Context(), in))
+	if !stream {
 		ans, err := turn.Collect(events)
 		if err != nil {
 			s.releaseIdem(r.Context(), p.Tenant, idem)

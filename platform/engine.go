@@ -101,6 +101,13 @@ func (s *Server) buildEngine(agent meta.Agent, model *llm.Model, tools []tool.To
 			specs = append(specs, t.Spec())
 		}
 	}
+	if len(agent.ToolApprovals) > 0 {
+		a, err := approver(agent.ToolApprovals)
+		if err != nil {
+			return nil, errorf(http.StatusInternalServerError, CodeInternal, "agent %q: tool_approvals: %v", agent.Name, err)
+		}
+		opts = append(opts, ai.Approval(a))
+	}
 	recalls := len(agent.KnowledgeBaseIDs) > 0 && s.knowledge != nil
 	if recalls {
 		// Retrieval is an enhancement: a failed recall answers without

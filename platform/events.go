@@ -67,6 +67,7 @@ type delegateData struct {
 type completedData struct {
 	Answer       string         `json:"answer"`
 	CostUSD      float64        `json:"cost_usd"`
+	Interrupt    *api.Interrupt `json:"interrupt,omitempty"`
 	LatencyMS    int64          `json:"latency_ms"`
 	MessageID    string         `json:"message_id"`
 	Model        string         `json:"model,omitempty"`
@@ -90,6 +91,13 @@ type usageData struct {
 	CompletionTokens int `json:"completion_tokens"`
 	PromptTokens     int `json:"prompt_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+}
+
+// interruptData is the interrupt event: the paused turn's api.Interrupt
+// with "type" added.
+type interruptData struct {
+	*api.Interrupt
+	Type string `json:"type"`
 }
 
 type errorData struct {
@@ -124,7 +132,7 @@ func sortedJSON(raw json.RawMessage) json.RawMessage {
 // completedEvent is the data of chat.completed: the blocking answer with
 // "type" added.
 func completedEvent(a *api.ChatAnswer) completedData {
-	d := completedData{Answer: a.Answer, CostUSD: a.CostUSD, LatencyMS: a.LatencyMS, MessageID: a.MessageID, Model: a.Model,
+	d := completedData{Answer: a.Answer, CostUSD: a.CostUSD, Interrupt: a.Interrupt, LatencyMS: a.LatencyMS, MessageID: a.MessageID, Model: a.Model,
 		RagFragments: fragmentsData(a.RagFragments), SessionID: a.SessionID, ToolCalls: make([]outcomeData, len(a.ToolCalls)),
 		Type:  api.EventCompleted,
 		Usage: usageData{CompletionTokens: a.Usage.CompletionTokens, PromptTokens: a.Usage.PromptTokens, TotalTokens: a.Usage.TotalTokens}}
@@ -166,6 +174,8 @@ func writeEvent(sw *sseWriter, ev turn.Event) error {
 			dd.Error = &d.Error
 		}
 		return sw.event(api.EventDelegateEnd, dd)
+	case turn.Interrupted:
+		return sw.event(api.EventInterrupt, interruptData{Interrupt: ev.Interrupt, Type: api.EventInterrupt})
 	case turn.Completed:
 		return sw.event(api.EventCompleted, completedEvent(&ev.Answer.ChatAnswer))
 	}

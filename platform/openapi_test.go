@@ -44,7 +44,7 @@ const howToDocument = `
 Document the route in docs/openapi.yaml (path, operation, request and response schemas, at least one
 example) and in docs/api.md (a few lines of prose). Examples are run against a test server: the ids
 of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer, wf_triage,
-run_triage, wf_signoff, run_signoff (waiting), key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
+run_triage, wf_signoff, run_signoff (waiting), ses_paused, int_paused and call_paused (a turn waiting for approval), key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
 go in openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
 (default: the response holding an example of the same name, else the one 2xx response), x-key
 which key sends it (admin, tenant or none).`
@@ -368,6 +368,20 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 		t.Fatalf("fixture waiting run: status %q", waiting.Status)
 	}
 	f.subst["run_signoff"] = waiting.ID
+	// A turn paused for approval of a call of the weather tool.
+	desk := e.createAgent(e.admin, map[string]any{"name": "desk", "tool_ids": []string{tool.ID}, "tool_approvals": map[string]string{"weather": "always"}})
+	var paused struct {
+		SessionID string `json:"session_id"`
+		Interrupt *struct {
+			ID    string
+			Calls []struct{ ID string }
+		} `json:"interrupt"`
+	}
+	must(e.do(e.admin, "POST", "/v1/agents/"+desk.ID+"/chat", map[string]any{"query": "pause: the weather in Paris?"}, &paused), 200, "paused turn")
+	if paused.Interrupt == nil || len(paused.Interrupt.Calls) != 1 {
+		t.Fatalf("fixture paused turn: %+v", paused)
+	}
+	f.subst["ses_paused"], f.subst["int_paused"], f.subst["call_paused"] = paused.SessionID, paused.Interrupt.ID, paused.Interrupt.Calls[0].ID
 	return f
 }
 
@@ -655,7 +669,7 @@ func runOpenAPIExample(t *testing.T, sc *schemaCompiler, x openapiExample) {
 	if users {
 		opts = append(opts, func(c *Config) { c.DefaultEmbeddingModel = "scripted/embed" })
 	}
-	e := newEnv(t, scripted.New(scripted.Echo()), opts...)
+	e := newEnv(t, scripted.New(scripted.CallToolWhen(regexp.MustCompile(`^pause:`), "weather", `{"city":"Paris"}`), scripted.Echo()), opts...)
 	f := newOpenAPIFixtures(t, e)
 	if users {
 		// End user ada has a memory, mem_home.

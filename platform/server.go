@@ -391,6 +391,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/sessions/{id}/messages", need(viewer), s.sessionMessages)
 	s.handle("DELETE /v1/sessions/{id}", need(admin), s.deleteSession)
 	s.notesRoutes()
+	s.handle("POST /v1/sessions/{id}/interrupts/{interrupt}/resume", need(builder), s.resumeTurn)
 
 	s.extraRoutes()
 	s.userRoutes()

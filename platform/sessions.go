@@ -54,6 +54,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]api.Session, len(list))
 	for i, ss := range list {
 		out[i] = api.Session{ID: ss.ID, AgentID: ss.AgentID, Title: titles[ss.ID], ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: counts[ss.ID]}
+		if ss.Interrupt != nil {
+			out[i].Interrupt = interruptAPI(ss)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -99,6 +102,9 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := api.Session{ID: ss.ID, AgentID: ss.AgentID, Title: s.titles(r.Context(), ss.TenantID)[ss.ID], ParentID: ss.ParentID, User: ss.UserID, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, MessageCount: len(recs)}
+	if ss.Interrupt != nil {
+		out.Interrupt = interruptAPI(ss)
+	}
 	if st, ok := s.sessions.(memory.SummaryStore); ok {
 		sum, err := st.LoadSummary(r.Context(), sessionKey(ss))
 		if err != nil {

@@ -60,6 +60,9 @@ type turnInput struct {
 	// message, continue a turn that ended with calls of them.
 	clientTools []llm.ToolSpec
 	toolResults []llm.Message
+	// interrupt and decisions resume the session's paused turn.
+	interrupt string
+	decisions []ai.Decision
 }
 
 // runTurn is the platform's chat turn. The engine owns it (ai.Engine with
@@ -122,14 +125,14 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 	}
 
 	at := ai.Turn{ID: in.answerID, MemoryID: in.session.ID, Memory: sessionChat(s.sessions, in.session, agent, eng), System: in.system,
-		Params: in.params, Output: in.output, ClientTools: in.clientTools, ToolResults: in.toolResults}
+		Params: in.params, Output: in.output, ClientTools: in.clientTools, ToolResults: in.toolResults, Decisions: in.decisions}
 	if agent.SystemPrompt != "" {
 		at.System = agent.SystemPrompt
 		if in.system != "" {
 			at.System += "\n\n" + in.system
 		}
 	}
-	if len(in.toolResults) == 0 {
+	if len(in.toolResults) == 0 && len(in.decisions) == 0 {
 		at.Message = in.message
 		if in.user != "" {
 			// Providers accept message names like tool names.
@@ -159,6 +162,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		out    *ai.Outcome
 		runErr error
 		said   bool // the model said some of its answer
+		paused *meta.SessionInterrupt
 	)
 	send := func(ev turn.Event) bool { return in.sink(ev) == nil }
 	for ev, err := range eng.eng.Run(ctx, at) {
@@ -201,6 +205,13 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 			usage = usage.Add(ev.Usage)
 			obs.modelCall(ev.Usage)
 			ok = true
+		case ai.EventInterrupt:
+			// Stored by the engine; the session row lists it.
+			paused = interruptOf(ev.Interrupt, in.answerID)
+			s.setInterrupt(ctx, in.session, in.interrupt, paused)
+			ss := in.session
+			ss.Interrupt = paused
+			ok = send(turn.Event{Kind: turn.Interrupted, Interrupt: interruptAPI(ss)})
 		case ai.EventDone:
 			out = ev.Outcome
 			ok = true
@@ -218,6 +229,11 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		runErr = errors.New("turn ended without an outcome")
 	}
 	s.touch(ctx, in.session)
+	var refused *ai.DecisionError
+	if in.interrupt != "" && paused == nil && !errors.As(runErr, &refused) && !errors.Is(runErr, memory.ErrLockTimeout) {
+		// The decisions were stored: the interrupt is resolved.
+		s.setInterrupt(context.WithoutCancel(ctx), in.session, in.interrupt, nil)
+	}
 	if runErr != nil {
 		s.recordUsage(model.Name(), usage)
 		return nil, fail(s.turnFailed(ctx, in, runErr, model.Name(), said), usage)
@@ -242,6 +258,11 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		x := &out.ToolExecutions[i]
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
 		ans.ToolCalls[i] = *toolOutcome(x)
+	}
+	if paused != nil {
+		ss := in.session
+		ss.Interrupt = paused
+		ans.Interrupt = interruptAPI(ss)
 	}
 	ans.LatencyMS = time.Since(start).Milliseconds()
 	ans.CostUSD = obs.finish("ok", out.Usage, "")
@@ -285,7 +306,10 @@ func (s *Server) turnFailed(ctx context.Context, in turnInput, err error, model 
 	if said {
 		kept = "; the partial answer was saved"
 	}
+	var refused *ai.DecisionError
 	switch {
+	case errors.As(err, &refused):
+		return decisionFailure(refused)
 	case errors.As(err, &results):
 		if results.Missing {
 			return failTurn(badParam("messages", "the tool call %q has no result", results.CallID), false)

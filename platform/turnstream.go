@@ -72,10 +72,16 @@ func (s *Server) runTurnStream(ctx context.Context, in turn.Input) iter.Seq2[tur
 			yield(turn.Event{}, failTurn(e, false))
 			return
 		}
+		if ss.Interrupt != nil && len(in.Decisions) == 0 {
+			e := errorf(http.StatusConflict, CodeConflict, "session %q waits for approval of %d tool call(s); resume its interrupt first (POST %s)",
+				ss.ID, len(ss.Interrupt.Calls), interruptAPI(ss).Resume)
+			yield(turn.Event{}, failTurn(e, false))
+			return
+		}
 		ti := turnInput{agent: agent, session: ss, message: in.Message, query: in.Message.Text(), user: in.User, answerID: memory.NewID(),
 			maxDepth: agent.MaxDelegateDepth, chain: []string{agent.ID},
 			stateless: in.Stateless, history: in.History, system: in.System, params: in.Params, output: in.Output,
-			clientTools: in.ClientTools, toolResults: in.ToolResults}
+			clientTools: in.ClientTools, toolResults: in.ToolResults, interrupt: in.Interrupt, decisions: in.Decisions}
 		ctx, done := s.turns.start(ctx, p.Tenant+"\x00"+ss.ID, p.Tenant+"\x00"+ti.answerID)
 		defer done()
 		if !yield(turn.Event{Kind: turn.Started, SessionID: ss.ID, MessageID: ti.answerID}, nil) {

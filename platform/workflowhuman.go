@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,10 +202,11 @@ func (s *Server) listRunInterrupts(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listInterrupts(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
 	q := r.URL.Query()
-	switch kind := q.Get("kind"); kind {
-	case "", api.InterruptWorkflow:
+	kind := q.Get("kind")
+	switch kind {
+	case "", api.InterruptWorkflow, api.InterruptTurn:
 	default:
-		e := invalid("query parameter \"kind\": unknown kind %q (want %s)", kind, api.InterruptWorkflow)
+		e := invalid("query parameter \"kind\": unknown kind %q (want %s or %s)", kind, api.InterruptWorkflow, api.InterruptTurn)
 		e.Param = "kind"
 		writeError(w, e)
 		return
@@ -230,7 +232,15 @@ func (s *Server) listInterrupts(w http.ResponseWriter, r *http.Request) {
 		wfID = wf.ID
 	}
 	out := api.InterruptList{Data: []api.Interrupt{}}
-	if s.workflows != nil {
+	if kind != api.InterruptWorkflow && wfID == "" {
+		turns, err := s.turnInterrupts(r.Context(), p.Tenant, limit)
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
+		out.Data = append(out.Data, turns...)
+	}
+	if s.workflows != nil && kind != api.InterruptTurn {
 		list, err := s.workflows.store.OpenInterrupts(r.Context(), p.Tenant, wfID, limit)
 		if err != nil {
 			writeError(w, asAPIError(err))
@@ -245,6 +255,9 @@ func (s *Server) listInterrupts(w http.ResponseWriter, r *http.Request) {
 			out.Data = append(out.Data, interruptJSON(oi.WorkflowID, in))
 		}
 	}
+	// Both kinds, oldest first.
+	slices.SortStableFunc(out.Data, func(a, b api.Interrupt) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	out.Data = out.Data[:min(len(out.Data), limit)]
 	writeJSON(w, http.StatusOK, out)
 }
 

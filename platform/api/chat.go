@@ -32,6 +32,11 @@ type ChatAnswer struct {
 	// CostUSD is what the turn cost by the server's price table (0 for a
 	// model it does not price).
 	CostUSD float64 `json:"cost_usd"`
+	// Interrupt, when set, says that the turn paused for approval of the
+	// tool calls it lists (the agent's tool_approvals): Answer is what the
+	// model said before, and the turn goes on when the interrupt is
+	// resumed (POST its resume route) with a decision per call.
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
 }
 
 // RagFragment is a chunk recalled from a knowledge base.
@@ -71,6 +76,7 @@ const (
 	EventDelegateStart = "delegate.start"
 	EventDelegateDelta = "delegate.delta"
 	EventDelegateEnd   = "delegate.end"
+	EventInterrupt     = "interrupt"
 	EventCompleted     = "chat.completed"
 	EventError         = "error"
 )
@@ -128,6 +134,9 @@ type Session struct {
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	MessageCount int       `json:"message_count"`
+	// Interrupt is the approval the session's last turn paused for (see
+	// ChatAnswer.Interrupt); absent when none waits.
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
 	// Summary is the session's running summary (the agent's
 	// memory.summary) in GET /v1/sessions/{id}; nil before the first fold.
 	Summary *SessionSummary `json:"summary,omitempty"`

@@ -43,6 +43,9 @@ const (
 	// InterruptWorkflow is a workflow run waiting at a human node or a Go
 	// node's pause.
 	InterruptWorkflow = "workflow"
+	// InterruptTurn is a chat turn waiting for approval of tool calls
+	// (an agent's tool_approvals).
+	InterruptTurn = "turn"
 )
 
 // Interrupt is an open question to a person, as the inbox lists it
@@ -57,10 +60,15 @@ type Interrupt struct {
 	WorkflowID string `json:"workflow_id,omitempty"`
 	// NodeID is the node that waits; Key tells apart its runs inside an
 	// iteration; Name is a Go node's pause's name.
-	NodeID  string `json:"node_id,omitempty"`
-	Key     string `json:"key,omitempty"`
-	Name    string `json:"name,omitempty"`
-	Message string `json:"message,omitempty"`
+	// SessionID and AgentID name the paused turn's session and agent,
+	// Calls the tool calls waiting for a decision (kind "turn").
+	SessionID string        `json:"session_id,omitempty"`
+	AgentID   string        `json:"agent_id,omitempty"`
+	Calls     []PendingCall `json:"calls,omitempty"`
+	NodeID    string        `json:"node_id,omitempty"`
+	Key       string        `json:"key,omitempty"`
+	Name      string        `json:"name,omitempty"`
+	Message   string        `json:"message,omitempty"`
 	// OutputSchema is the JSON Schema an answer must fit (absent: any
 	// object).
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
@@ -82,5 +90,25 @@ type InterruptList struct {
 // SSE instead of the run once it stops again.
 type ResumeRequest struct {
 	Answer map[string]any `json:"answer"`
-	Stream bool           `json:"stream,omitempty"`
+	// Decisions answer a paused turn's calls (kind "turn"), one per call.
+	Decisions []Decision `json:"decisions,omitempty"`
+	Stream    bool       `json:"stream,omitempty"`
+}
+
+// PendingCall is a tool call of a paused turn, waiting for a decision.
+type PendingCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Decision answers one pending call: action "approve" runs it as the
+// model made it, "edit" with Arguments instead (checked against the
+// tool's JSON Schema), "reject" answers the model with Reason instead of
+// running it.
+type Decision struct {
+	CallID    string          `json:"call_id"`
+	Action    string          `json:"action"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
 }

@@ -17,7 +17,7 @@ func (s *SQL) UserSessions(ctx context.Context, tenant, user string) ([]Session,
 	if user == "" {
 		return out, nil
 	}
-	rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id`, tenant, user)
+	rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id`, tenant, user)
 	if err != nil {
 		return nil, wrap("user sessions", err)
 	}
@@ -29,7 +29,7 @@ func (s *SQL) UserSessions(ctx context.Context, tenant, user string) ([]Session,
 		seen[ss.ID] = true
 	}
 	for i := 0; i < len(out); i++ {
-		rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND parent_id = ? ORDER BY created_at, id`, tenant, out[i].ID)
+		rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions WHERE tenant_id = ? AND parent_id = ? ORDER BY created_at, id`, tenant, out[i].ID)
 		if err != nil {
 			return nil, wrap("user sessions", err)
 		}

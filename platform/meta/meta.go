@@ -6,6 +6,7 @@ package meta
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -139,6 +140,11 @@ type Agent struct {
 	Retrieval           Retrieval `json:"retrieval"`
 	ToolIDs             []string  `json:"tool_ids"`
 	DelegateAgentIDs    []string  `json:"delegate_agent_ids"`
+	// ToolApprovals makes calls of the agent's tools wait for a person,
+	// by the tool's name as the model sees it: "always", "never", or an
+	// expression over the call's arguments (args) that is true when the
+	// call must wait, e.g. `args.amount > 100`. Tools not named never wait.
+	ToolApprovals map[string]string `json:"tool_approvals,omitempty"`
 	// WorkflowIDs are the workflows the agent may run as tools
 	// (workflow_<name>).
 	WorkflowIDs      []string `json:"workflow_ids,omitempty"`
@@ -230,6 +236,27 @@ type Session struct {
 	// request that started it (never taken from message text). Empty
 	// when the request named none.
 	UserID string `json:"user,omitempty"`
+	// Interrupt is the approval the session's last turn paused for, nil
+	// when none waits: a new message is refused until it is resumed.
+	Interrupt *SessionInterrupt `json:"interrupt,omitempty"`
+}
+
+// SessionInterrupt is a paused turn of a session: the tool calls that wait
+// for a person's decision (see ai.Interrupt). The calls' message is stored
+// in the session's memory under ID; this copy lists it.
+type SessionInterrupt struct {
+	ID    string                 `json:"id"`
+	Calls []SessionInterruptCall `json:"calls"`
+	// MessageID is the id the paused turn's answer was announced with.
+	MessageID string    `json:"message_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SessionInterruptCall is a tool call waiting for a decision.
+type SessionInterruptCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // SessionTouch is one session's new update time, for [Store.TouchSessions].
@@ -283,6 +310,13 @@ type Store interface {
 	// Sessions that no longer exist are skipped.
 	TouchSessions(ctx context.Context, touches []SessionTouch) error
 	DeleteSession(ctx context.Context, tenant, id string) error
+	// SetSessionInterrupt replaces the session's interrupt (nil: none)
+	// when its current one has id prev ("" for none), and reports whether
+	// it did: of two resumes of one interrupt, one claims it.
+	SetSessionInterrupt(ctx context.Context, tenant, id, prev string, in *SessionInterrupt) (bool, error)
+	// InterruptedSessions lists up to limit of the tenant's sessions (of
+	// one agent when agent is not empty) that wait for approvals.
+	InterruptedSessions(ctx context.Context, tenant, agent string, limit int) ([]Session, error)
 
 	// Idempotency: Claim reserves key for a request; it returns the stored
 	// outcome and true when the key was used before (Status 0 while the

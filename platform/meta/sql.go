@@ -76,7 +76,7 @@ type SQL struct {
 const (
 	qKeyByID       = `SELECT id, tenant_id, name, admin, role, hash, created_at FROM api_keys WHERE id = ?`
 	qAgent         = `SELECT config FROM agents WHERE tenant_id = ? AND id = ?`
-	qSession       = `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ? AND id = ?`
+	qSession       = `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions WHERE tenant_id = ? AND id = ?`
 	qCreateSession = `INSERT INTO sessions (tenant_id, id, agent_id, parent_id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	qTouchSession  = `UPDATE sessions SET updated_at = ? WHERE tenant_id = ? AND id = ? AND updated_at < ?`
 )
@@ -431,6 +431,12 @@ var migrations = []string{
 		created_at {int64} NOT NULL,
 		PRIMARY KEY (tenant_id, session_id, message_id)
 	);`,
+	// A person in the loop, in a chat: a session whose turn paused for
+	// approval of tool calls holds the interrupt (JSON; '' for none) and
+	// its id, which the resume that answers it claims.
+	`ALTER TABLE sessions ADD COLUMN interrupt_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN interrupt TEXT NOT NULL DEFAULT '';
+	CREATE INDEX sessions_interrupted ON sessions(tenant_id, interrupt_id);`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -829,9 +835,60 @@ func (s *SQL) CreateSession(ctx context.Context, ss Session) error {
 func scanSession(tenant string, sc interface{ Scan(...any) error }) (Session, error) {
 	ss := Session{TenantID: tenant}
 	var created, updated int64
-	err := sc.Scan(&ss.ID, &ss.AgentID, &ss.ParentID, &ss.UserID, &created, &updated)
+	var interrupt string
+	err := sc.Scan(&ss.ID, &ss.AgentID, &ss.ParentID, &ss.UserID, &created, &updated, &interrupt)
 	ss.CreatedAt, ss.UpdatedAt = fromMicros(created), fromMicros(updated)
+	if err == nil && interrupt != "" {
+		ss.Interrupt = &SessionInterrupt{}
+		if err := json.Unmarshal([]byte(interrupt), ss.Interrupt); err != nil {
+			return ss, fmt.Errorf("session %s: interrupt: %w", ss.ID, err)
+		}
+	}
 	return ss, err
+}
+
+// SetSessionInterrupt implements [Store].
+func (s *SQL) SetSessionInterrupt(ctx context.Context, tenant, id, prev string, in *SessionInterrupt) (bool, error) {
+	newID, data := "", ""
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return false, fmt.Errorf("meta: session %s: interrupt: %w", id, err)
+		}
+		newID, data = in.ID, string(b)
+	}
+	res, err := s.exec(ctx, `UPDATE sessions SET interrupt_id = ?, interrupt = ? WHERE tenant_id = ? AND id = ? AND interrupt_id = ?`,
+		newID, data, tenant, id, prev)
+	if err != nil {
+		return false, wrap("session "+id+": interrupt", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap("session "+id+": interrupt", err)
+}
+
+// InterruptedSessions implements [Store]: the tenant's sessions that wait
+// for approvals, the oldest interrupt first.
+func (s *SQL) InterruptedSessions(ctx context.Context, tenant, agent string, limit int) ([]Session, error) {
+	q := `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions WHERE tenant_id = ? AND interrupt_id <> ''`
+	args := []any{tenant}
+	if agent != "" {
+		q += ` AND agent_id = ?`
+		args = append(args, agent)
+	}
+	rows, err := s.query(ctx, q+` ORDER BY updated_at, id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, wrap("interrupted sessions", err)
+	}
+	defer rows.Close()
+	out := []Session{}
+	for rows.Next() {
+		ss, err := scanSession(tenant, rows)
+		if err != nil {
+			return nil, wrap("interrupted sessions", err)
+		}
+		out = append(out, ss)
+	}
+	return out, wrap("interrupted sessions", rows.Err())
 }
 
 // Session implements [Store].
@@ -844,7 +901,7 @@ func (s *SQL) Session(ctx context.Context, tenant, id string) (Session, error) {
 // agent is not empty), most recently updated first. Delegates' sessions are
 // listed too; their ParentID says so.
 func (s *SQL) ListSessions(ctx context.Context, tenant, agent string) ([]Session, error) {
-	q := `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions WHERE tenant_id = ?`
+	q := `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions WHERE tenant_id = ?`
 	args := []any{tenant}
 	if agent != "" {
 		q += ` AND agent_id = ?`

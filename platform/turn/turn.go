@@ -43,6 +43,11 @@ type Input struct {
 	Params *ai.Params
 	// Output asks for a structured answer.
 	Output *ai.Output
+	// Interrupt and Decisions, instead of Message, resume the session's
+	// turn that paused for approval of tool calls: the interrupt's id and
+	// a decision per waiting call.
+	Interrupt string
+	Decisions []ai.Decision
 }
 
 // Kind says what an [Event] reports.
@@ -72,6 +77,9 @@ const (
 	DelegateStart
 	DelegateDelta
 	DelegateEnd
+	// Interrupted: the turn paused for approval of tool calls
+	// (Interrupt); Completed follows, its answer carrying the interrupt.
+	Interrupted
 	// Completed: the answer (Answer); always the last event of a turn
 	// that did not fail.
 	Completed
@@ -86,6 +94,7 @@ type Event struct {
 	Fragments []api.RagFragment
 	Tool      *api.ToolCallOutcome
 	Delegate  *Delegation
+	Interrupt *api.Interrupt
 	Answer    *Answer
 }
 
