@@ -96,6 +96,7 @@ var wantRoles = map[string]meta.Role{
 	"GET /v1/retention":                                                viewer,
 	"PUT /v1/retention":                                                admin,
 	"GET /v1/interrupts":                                               viewer,
+	"POST /v1/sessions/{id}/interrupts/{interrupt}/resume":             builder,
 }
 
 // roleKeys makes a key of each role in a new tenant, by its owner.
