@@ -102,7 +102,8 @@ func (s *Server) authenticate(r *http.Request) (principal, *apiError) {
 // requireAuth wraps h with authentication, the route's access (the
 // key's role, read from the store — or the cache the key's changes
 // invalidate — on every request) and the per-key rate limit.
-func (s *Server) requireAuth(a access, h http.HandlerFunc) http.HandlerFunc {
+// A change it lets through is recorded in the audit log (audit.go).
+func (s *Server) requireAuth(pattern string, a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, aerr := s.authenticate(r)
 		if aerr != nil {
@@ -133,6 +134,11 @@ func (s *Server) requireAuth(a access, h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if s.audit != nil && a.audited(r.Method) {
+			s.serveAudited(w, r, pattern, p, h)
+			return
+		}
+		h(w, r)
 	}
 }

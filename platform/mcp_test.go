@@ -278,6 +278,9 @@ func TestMCPRefreshFollowsTheServer(t *testing.T) {
 	if resp := e.do(e.admin, "POST", "/v1/tools/"+server.ID+"/refresh", nil, &after); resp.StatusCode != http.StatusOK {
 		t.Fatalf("refresh: %d", resp.StatusCode)
 	}
+	if recs := e.auditOf(e.admin, "resource="+server.ID); len(recs) == 0 || recs[0].Route != "POST /v1/tools/{id}/refresh" {
+		t.Fatalf("the refresh left no audit record: %+v", recs)
+	}
 	if got, want := names(after), []string{"box_crash", "box_shout", "box_whisper"}; !slices.Equal(got, want) {
 		t.Fatalf("after refresh: %v, want %v", got, want)
 	}

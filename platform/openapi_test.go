@@ -44,7 +44,7 @@ const howToDocument = `
 Document the route in docs/openapi.yaml (path, operation, request and response schemas, at least one
 example) and in docs/api.md (a few lines of prose). Examples are run against a test server: the ids
 of the fixtures (agt_support, tool_weather, kb_handbook, doc_faq, ses_support, msg_answer, wf_triage,
-run_triage, wf_signoff, run_signoff (waiting), ses_paused, int_paused and call_paused (a turn waiting for approval), key_reader, key_admin, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
+run_triage, wf_signoff, run_signoff (waiting), ses_paused, int_paused and call_paused (a turn waiting for approval), key_reader, key_admin, bud_monthly, secret CRM_TOKEN) are replaced by real ones; new kinds of fixture
 go in openapiFixtures in platform/openapi_test.go. An example's x-status names the status it expects
 (default: the response holding an example of the same name, else the one 2xx response), x-key
 which key sends it (admin, tenant or none).`
@@ -301,6 +301,11 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 	must(e.do(e.admin, "POST", "/v1/api-keys", map[string]any{"name": "reader"}, &key), 201, "api key")
 	f.subst["key_reader"], f.keys["tenant"] = key.ID, key.Key
 	f.subst["key_admin"], _, _ = parseKey(e.admin)
+	if e.srv.accounting != nil {
+		var b struct{ ID string }
+		must(e.do(e.admin, "PUT", "/v1/budgets", map[string]any{"key_id": f.subst["key_admin"], "period": "month", "max_tokens": 1_000_000_000}, &b), 200, "budget")
+		f.subst["bud_monthly"] = b.ID
+	}
 
 	must(e.do(e.admin, "PUT", "/v1/secrets/CRM_TOKEN", map[string]any{"value": "s3cr3t-token"}, nil), 201, "secret")
 
@@ -730,6 +735,7 @@ func runOpenAPIExample(t *testing.T, sc *schemaCompiler, x openapiExample) {
 	if resp.StatusCode != x.status {
 		t.Fatalf("%s %s: status %d, the description expects %d; body: %.600s", x.method, path, resp.StatusCode, x.status, got)
 	}
+	checkAudited(t, e, req, resp)
 	code := strconv.Itoa(resp.StatusCode)
 	r := x.op.Responses[code]
 	ptr := pointer("paths", x.path, strings.ToLower(x.method), "responses", code)
@@ -759,5 +765,71 @@ func runOpenAPIExample(t *testing.T, sc *schemaCompiler, x openapiExample) {
 	}
 	if err := sc.validate(ptr+"/content/"+strings.ReplaceAll(ct, "/", "~1")+"/schema", got); err != nil {
 		t.Fatalf("the answer does not match the described schema: %v\nbody: %.1000s", err, got)
+	}
+}
+
+// checkAudited: a change that succeeded left its record in the audit log
+// (see audit.go), unless its route is a use of the platform.
+func checkAudited(t *testing.T, e *testEnv, req *http.Request, resp *http.Response) {
+	t.Helper()
+	_, pattern := e.srv.mux.Handler(req)
+	a, ok := e.srv.access[pattern]
+	if !ok || resp.StatusCode >= 300 || !a.audited(req.Method) {
+		return
+	}
+	rid := resp.Header.Get("X-Request-Id")
+	for _, r := range e.auditOf(e.admin, "") {
+		if r.RequestID == rid {
+			// An end user's id is recorded as its hash (TestAuditEndUser).
+			samePath := r.Path == req.URL.Path || strings.Contains(pattern, "{user}")
+			if r.Route != pattern || r.Status != resp.StatusCode || !samePath {
+				t.Errorf("%s %s: the audit record says %s %s %d", req.Method, req.URL.Path, r.Route, r.Path, r.Status)
+			}
+			return
+		}
+	}
+	t.Errorf("%s %s answered %d and left no record in the audit log (request %s)", req.Method, req.URL.Path, resp.StatusCode, rid)
+}
+
+// checkedElsewhere are the changes no example can make succeed on the
+// fixtures, with the test that checks their audit record.
+var checkedElsewhere = map[string]string{
+	"POST /v1/tools/{id}/refresh": "TestMCPRefreshFollowsTheServer", // needs a live MCP server
+}
+
+// TestAuditCoversMutatingRoutes walks the API description: every operation
+// that changes something (not a GET, not a use of the platform such as a
+// turn) has an example that succeeds, which TestOpenAPIExamples runs and
+// checks for its audit record (checkAudited).
+func TestAuditCoversMutatingRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	e := newEnv(t, nil)
+	exs, _ := doc.examples(t)
+	succeeds := map[string]bool{}
+	for _, x := range exs {
+		if x.status < 300 {
+			succeeds[x.method+" "+x.path] = true
+		}
+	}
+	n := 0
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			target := regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(path, "x")
+			_, pattern := e.srv.mux.Handler(httptest.NewRequest(method, target, nil))
+			a, ok := e.srv.access[pattern]
+			if !ok || !a.audited(method) {
+				continue
+			}
+			n++
+			if checkedElsewhere[pattern] != "" {
+				continue
+			}
+			if !succeeds[method+" "+path] {
+				t.Errorf("%s %s changes things but has no example that succeeds: its audit record is unchecked", method, path)
+			}
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d audited operations found: the walk is broken", n)
 	}
 }

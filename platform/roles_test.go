@@ -19,6 +19,7 @@ var wantRoles = map[string]meta.Role{
 	"DELETE /v1/api-keys/{id}": owner,
 	"GET /v1/me":               endUser,
 	"GET /v1/provider-models":  viewer,
+	"GET /v1/audit":            admin,
 
 	"POST /v1/agents":        builder,
 	"GET /v1/agents":         viewer,

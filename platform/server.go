@@ -168,6 +168,10 @@ type Server struct {
 	// access is the route table: each authenticated route's access
 	// (access.go), as registered by handle.
 	access map[string]access
+	// getters are the GET routes' handlers by path, for the audit log's
+	// before (audit.go); audit keeps the log, nil when the store has none.
+	getters map[string]http.HandlerFunc
+	audit   auditStore
 	// a2aTasks are the A2A tasks: those this replica runs, and the store
 	// (a2aserver.go).
 	a2aTasks *a2aTaskStore
@@ -250,6 +254,7 @@ func New(cfg Config) (*Server, error) {
 		turns:    newTurnRegistry(),
 		memories: newMemories(),
 		access:   map[string]access{},
+		getters:  map[string]http.HandlerFunc{},
 	}
 	s.bus = newBus(cfg.Redis, cfg.Logger)
 	s.keys = newCache(cfg.CacheTTL, func(ctx context.Context, _, id string) (meta.APIKey, error) {
@@ -299,6 +304,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("platform: %w", err)
 		}
 		s.secrets = secrets.New(ss, box)
+	}
+	if as, ok := cfg.Meta.(auditStore); ok {
+		s.audit = as
 	}
 	if ls, ok := cfg.Meta.(ledgerStore); ok {
 		s.ledger = newLedger(ls, cfg.Logger)
@@ -379,6 +387,9 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/api-keys/{id}", need(owner), s.deleteKey)
 	s.handle("GET /v1/me", need(endUser), s.me)
 	s.handle("GET /v1/provider-models", need(viewer), s.providerModels)
+	if s.audit != nil {
+		s.handle("GET /v1/audit", need(admin), s.listAudit)
+	}
 
 	s.handle("POST /v1/agents", need(builder), s.createAgent)
 	s.handle("GET /v1/agents", need(viewer), s.listAgents)
@@ -433,7 +444,10 @@ func (s *Server) handleOuter(pattern string, a access, h http.HandlerFunc, outer
 	if k, ok := refKindOf(pattern); ok {
 		h = s.byName(k, h)
 	}
-	var in http.Handler = s.requireAuth(a, h)
+	if path, ok := strings.CutPrefix(pattern, "GET "); ok {
+		s.getters[path] = h
+	}
+	var in http.Handler = s.requireAuth(pattern, a, h)
 	if outer != nil {
 		in = outer(in)
 	}

@@ -437,6 +437,29 @@ var migrations = []string{
 	`ALTER TABLE sessions ADD COLUMN interrupt_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN interrupt TEXT NOT NULL DEFAULT '';
 	CREATE INDEX sessions_interrupted ON sessions(tenant_id, interrupt_id);`,
+	// The audit log: every change made through the API, who made it and
+	// the object before and after (see audit.go).
+	`CREATE TABLE audit_log (
+		tenant_id TEXT NOT NULL,
+		id TEXT NOT NULL,
+		at {int64} NOT NULL,
+		actor_id TEXT NOT NULL,
+		actor_name TEXT NOT NULL,
+		actor_role TEXT NOT NULL,
+		method TEXT NOT NULL,
+		route TEXT NOT NULL,
+		path TEXT NOT NULL,
+		resource_type TEXT NOT NULL,
+		resource_id TEXT NOT NULL,
+		resource_name TEXT NOT NULL,
+		status INTEGER NOT NULL,
+		before_json TEXT NOT NULL,
+		after_json TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		PRIMARY KEY (tenant_id, id)
+	);
+	CREATE INDEX audit_log_at ON audit_log(tenant_id, at, id);
+	CREATE INDEX audit_log_resource ON audit_log(tenant_id, resource_id, at)`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
