@@ -115,13 +115,16 @@ func parseWorkflowArgs(raw json.RawMessage) (map[string]any, error) {
 	return inputs, nil
 }
 
-// workflowProgress is the progress message of a run event: the run's start
-// and each finished node; "" for the others.
+// workflowProgress is the progress message of a run event: the run's start,
+// each finished node and each node that waits for a person; "" for the
+// others.
 func workflowProgress(ev runEvent) string {
 	data, _ := ev.data.(map[string]any)
 	switch ev.name {
 	case "workflow.started":
 		return fmt.Sprintf("run %v started", data["run_id"])
+	case "node.waiting":
+		return fmt.Sprintf("node %v waits for a person's answer", data["key"])
 	case "node.finished":
 		msg := fmt.Sprintf("node %v %v", data["key"], data["status"])
 		if e, ok := data["error"].(string); ok && e != "" {

@@ -292,7 +292,10 @@ func (s *Server) resumeInterrupt(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.workflows.store.WaitWorkflowRun(context.WithoutCancel(r.Context()), run.TenantID, run.ID, s.workflows.owner, res.wake); err != nil {
 			s.log.Error("workflow run: release a refused resume", "run", run.ID, "err", err)
 		}
-		e := errorf(http.StatusTooManyRequests, CodeRateLimited, "this tenant has %d workflow runs going on this server; retry when one ends", s.workflows.maxPerTenant)
+		e := errorf(http.StatusServiceUnavailable, CodeUnavailable, "this server cannot resume run %s now; retry", run.ID)
+		if s.workflows.busy(run.TenantID) {
+			e = errorf(http.StatusTooManyRequests, CodeRateLimited, "this tenant has %d workflow runs going on this server; retry when one ends", s.workflows.maxPerTenant)
+		}
 		e.retryAfter = 1
 		writeError(w, e)
 		return

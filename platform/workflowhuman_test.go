@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -584,7 +585,8 @@ func TestWorkflowHumanSurfaces(t *testing.T) {
 	mentions("OpenAI stream", text.String())
 
 	c := e.mcpClient(e.admin)
-	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "workflow_review", Arguments: map[string]any{"amount": 7}})
+	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "workflow_review", Arguments: map[string]any{"amount": 7},
+		Meta: mcp.Meta{"progressToken": "tok-wait"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,6 +596,19 @@ func TestWorkflowHumanSurfaces(t *testing.T) {
 	mentions("MCP result", textOf(res))
 	if sc, _ := res.StructuredContent.(map[string]any); sc["status"] != "waiting" {
 		t.Fatalf("MCP structured content %+v", res.StructuredContent)
+	}
+	// Progress says which node waits (the client may hand notifications
+	// to its handler after CallTool returns).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c.mu.Lock()
+		got := slices.Clone(c.progress)
+		c.mu.Unlock()
+		if slices.Contains(got, "node approve waits for a person's answer") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress messages %q name no waiting node", got)
+		}
 	}
 
 	id, _, _ := parseKey(e.admin)
