@@ -39,7 +39,7 @@ func extractModel(fact string) *scripted.Model {
 // embedding model (scripted's bags of words) and "scripted/extract" as an
 // extraction model. dump returns every value of every row of every table
 // of both stores, as text, a row a string.
-func newMemoryEnv(t *testing.T, backend string) (e *testEnv, dump func() []string) {
+func newMemoryEnv(t testing.TB, backend string) (e *testEnv, dump func() []string) {
 	t.Helper()
 	ctx := context.Background()
 	chat := scripted.New(scripted.Echo())
@@ -109,7 +109,7 @@ func newMemoryEnv(t *testing.T, backend string) (e *testEnv, dump func() []strin
 
 // dumpSQLite returns every row of every table of the SQLite database at
 // path, as text, each prefixed with its table's name.
-func dumpSQLite(t *testing.T, path string) []string {
+func dumpSQLite(t testing.TB, path string) []string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -164,7 +164,7 @@ func dumpSQLite(t *testing.T, path string) []string {
 
 // dumpPostgres returns every row of every table of the DSN's schema, as
 // text, each prefixed with its table's name.
-func dumpPostgres(t *testing.T, dsn string) []string {
+func dumpPostgres(t testing.TB, dsn string) []string {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)

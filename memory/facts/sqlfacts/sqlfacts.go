@@ -460,33 +460,81 @@ func (s *Store) Search(ctx context.Context, scope facts.Scope, vec []float32, k 
 	if s.pg {
 		return s.searchPostgres(ctx, scope, vec, k)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+s.columns()+` FROM user_facts WHERE tenant = ? AND user_id = ? AND dims = ?`), scope.Tenant, scope.User, len(vec))
+	// Rank by the ids and embeddings alone, then read the k facts found.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, embedding FROM user_facts WHERE tenant = ? AND user_id = ? AND dims = ?`, scope.Tenant, scope.User, len(vec))
 	if err != nil {
 		return nil, fmt.Errorf("facts: search: %w", err)
 	}
 	defer rows.Close()
 	qn := norm(vec)
-	var hits []facts.Hit
+	type scored struct {
+		id    string
+		score float64
+	}
+	var ranked []scored
+	var id string
+	var raw []byte
 	for rows.Next() {
-		f, err := s.scan(rows)
-		if err != nil {
+		if err := rows.Scan(&id, &raw); err != nil {
 			return nil, fmt.Errorf("facts: search: %w", err)
 		}
-		hits = append(hits, facts.Hit{Fact: f, Score: dot(vec, f.Embedding) / (qn * norm(f.Embedding))})
+		if len(raw) != 4*len(vec) {
+			continue
+		}
+		var d, n float64
+		for i, x := range vec {
+			y := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+			d += float64(x) * y
+			n += y * y
+		}
+		ranked = append(ranked, scored{id, d / (qn * math.Sqrt(n))})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("facts: search: %w", err)
 	}
-	slices.SortFunc(hits, func(a, b facts.Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
+	rows.Close()
+	slices.SortFunc(ranked, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(a.Fact.ID, b.Fact.ID)
+		return strings.Compare(a.id, b.id)
 	})
-	return hits[:min(k, len(hits))], nil
+	ranked = ranked[:min(k, len(ranked))]
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	args := []any{scope.Tenant, scope.User}
+	marks := make([]string, len(ranked))
+	for i, r := range ranked {
+		marks[i] = "?"
+		args = append(args, r.id)
+	}
+	frows, err := s.db.QueryContext(ctx, `SELECT `+s.columns()+` FROM user_facts WHERE tenant = ? AND user_id = ? AND id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("facts: search: %w", err)
+	}
+	defer frows.Close()
+	byID := make(map[string]facts.Fact, len(ranked))
+	for frows.Next() {
+		f, err := s.scan(frows)
+		if err != nil {
+			return nil, fmt.Errorf("facts: search: %w", err)
+		}
+		byID[f.ID] = f
+	}
+	if err := frows.Err(); err != nil {
+		return nil, fmt.Errorf("facts: search: %w", err)
+	}
+	hits := make([]facts.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if f, ok := byID[r.id]; ok { // deleted in between: left out
+			hits = append(hits, facts.Hit{Fact: f, Score: r.score})
+		}
+	}
+	return hits, nil
 }
 
 func (s *Store) searchPostgres(ctx context.Context, scope facts.Scope, vec []float32, k int) ([]facts.Hit, error) {
