@@ -131,7 +131,7 @@ func TestWorkflowHumanRun(t *testing.T) {
 	if len(list.Data) != 1 || list.Data[0].ID != in.ID || list.Data[0].WorkflowID != wfID || list.Data[0].Message != in.Message {
 		t.Fatalf("inbox %+v", list)
 	}
-	e.wantError(e.do(e.admin, "GET", "/v1/interrupts?kind=turn", nil, nil), http.StatusBadRequest, CodeInvalidRequest)
+	e.wantError(e.do(e.admin, "GET", "/v1/interrupts?kind=nope", nil, nil), http.StatusBadRequest, CodeInvalidRequest)
 
 	// Another tenant sees nothing and answers nothing.
 	other := e.tenantKey("other")
