@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -24,19 +25,21 @@ func TestModelChoices(t *testing.T) {
 	e.goTo("#/knowledge")
 	e.until("the embedding model choices", `(() => { const s = document.querySelector('form.kb-create select[data-field=embedding_model]');`+
 		` return !!s && s.options[0].text.includes('scripted/embed') && [...s.options].some((o) => o.value === 'none'); })()`)
-	e.do(
-		chromedp.SetValue(chromedp.CSS(`form.kb-create [data-field=name]`), "handbook"),
-		submit(`form.kb-create`),
-	)
-	e.until("created", `location.hash.startsWith('#/knowledge/kb_')`)
-	e.goTo("#/knowledge")
-	e.until("the embedding model choices", `document.querySelector('form.kb-create select[data-field=embedding_model]')?.options.length > 1`)
-	e.do(
-		chromedp.SetValue(chromedp.CSS(`form.kb-create [data-field=name]`), "plain"),
-		chromedp.SetValue(chromedp.CSS(`form.kb-create [data-field=embedding_model]`), "none"),
-		submit(`form.kb-create`),
-	)
-	e.until("created", `location.hash.startsWith('#/knowledge/kb_')`)
+	createKB := func(name, embedding string) {
+		t.Helper()
+		e.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+			const f = document.querySelector('form.kb-create');
+			f.querySelector('[data-field=name]').value = %q;
+			if (%q) f.querySelector('[data-field=embedding_model]').value = %q;
+			f.requestSubmit();
+		})()`, name, embedding, embedding)))
+	}
+	createKB("handbook", "")
+	e.until("created", `document.querySelector('.kb-detail h1')?.textContent === 'handbook'`)
+	// The second from the same form, beside the first's page.
+	e.until("the form emptied", `document.querySelector('form.kb-create [data-field=name]')?.value === ''`)
+	createKB("plain", "none")
+	e.until("created", `document.querySelector('.kb-detail h1')?.textContent === 'plain'`)
 	var kbs []struct {
 		Name           string `json:"name"`
 		EmbeddingModel string `json:"embedding_model"`
