@@ -325,6 +325,13 @@ func TestForgetUser(t *testing.T) {
 			if len(sessions) != 1 || sessions[0].User != ada {
 				t.Fatalf("the other tenant's sessions: %+v", sessions)
 			}
+			// The audit log keeps the change to her session, without its content.
+			if ans.Deleted["audit_redacted"] < 1 {
+				t.Errorf("audit records redacted = %d, want the title's change at least", ans.Deleted["audit_redacted"])
+			}
+			if resp := e.do(e.admin, "GET", "/v1/audit?resource_id="+s1.SessionID, nil, nil); resp.StatusCode != http.StatusOK || !strings.Contains(body(resp), s1.SessionID) {
+				t.Fatalf("the audit log after forgetting: %d", resp.StatusCode)
+			}
 			forgets, err := e.srv.meta.(*meta.SQL).UserForgets(ctx, e.tenant())
 			if err != nil || len(forgets) != 1 || forgets[0].UserHash != meta.UserHash(e.tenant(), ada) || forgets[0].Counts["messages"] != 7 || ans.AuditID != forgets[0].ID {
 				t.Fatalf("audit records = %+v, %v", forgets, err)

@@ -104,7 +104,7 @@ func (s *SQL) ForgetUser(ctx context.Context, f UserForget, sessions []string) e
 			f.Counts[count] += int(n)
 			return nil
 		}
-		for _, k := range []string{"sessions", "traces", "a2a_tasks", "idempotent_replies", "feedback", "titles"} {
+		for _, k := range []string{"sessions", "traces", "a2a_tasks", "idempotent_replies", "feedback", "titles", "audit_redacted"} {
 			f.Counts[k] += 0
 		}
 		for _, id := range sessions {
@@ -120,6 +120,13 @@ func (s *SQL) ForgetUser(ctx context.Context, f UserForget, sessions []string) e
 				}
 			}
 			if err := del("idempotent_replies", `DELETE FROM idempotency WHERE tenant_id = ? AND body IS NOT NULL AND `+find, f.TenantID, []byte(`"`+id+`"`)); err != nil {
+				return err
+			}
+			// The audit log keeps who changed the sessions and when, not
+			// what they held (their user, title, messages' feedback).
+			if err := del("audit_redacted", `UPDATE audit_log SET before_json = 'null', after_json = 'null', resource_name = ''
+				WHERE tenant_id = ? AND (resource_id = ? OR path = ? OR path LIKE ?) AND (before_json <> 'null' OR after_json <> 'null' OR resource_name <> '')`,
+				f.TenantID, id, "/v1/sessions/"+id, "/v1/sessions/"+id+"/%"); err != nil {
 				return err
 			}
 		}

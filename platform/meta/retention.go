@@ -59,7 +59,7 @@ func (s *SQL) Retentions(ctx context.Context, tenant string) ([]Retention, error
 // ExpiredSessions returns up to limit of tenant's sessions last updated
 // before before, oldest first.
 func (s *SQL) ExpiredSessions(ctx context.Context, tenant string, before time.Time, limit int) ([]Session, error) {
-	rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at FROM sessions
+	rows, err := s.query(ctx, `SELECT id, agent_id, parent_id, user_id, created_at, updated_at, interrupt FROM sessions
 		WHERE tenant_id = ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?`, tenant, micros(before), limit)
 	if err != nil {
 		return nil, wrap("expired sessions", err)
