@@ -64,11 +64,14 @@ func (c *Client) DeleteSession(ctx context.Context, id string) error {
 // APIKey is an API key of the tenant. Key, the secret, is set only in the
 // answer of [Client.CreateKey].
 type APIKey struct {
-	ID        string    `json:"id"`
-	Key       string    `json:"key,omitempty"`
-	Tenant    string    `json:"tenant"`
-	Name      string    `json:"name"`
-	Admin     bool      `json:"admin"`
+	ID     string `json:"id"`
+	Key    string `json:"key,omitempty"`
+	Tenant string `json:"tenant"`
+	Name   string `json:"name"`
+	Admin  bool   `json:"admin"`
+	// Role is the key's role in its tenant: owner, admin, builder,
+	// viewer or end_user.
+	Role      string    `json:"role,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
