@@ -26,7 +26,13 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if err := s.meta.CreateAgent(r.Context(), a); err != nil {
+	var err error
+	if s.versions != nil {
+		a, err = s.versions.SaveAgent(r.Context(), a, p.Key.Name, true)
+	} else {
+		err = s.meta.CreateAgent(r.Context(), a)
+	}
+	if err != nil {
 		if errors.Is(err, meta.ErrConflict) {
 			writeError(w, nameTaken("an agent", a.Name))
 			return
@@ -49,13 +55,14 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, agents)
 }
 
-// agent returns the caller's agent id (cached).
+// agent returns the caller's agent id (cached): its published version,
+// or the version the request's ?version=N names (versions.go).
 func (s *Server) agent(r *http.Request, id string) (meta.Agent, *apiError) {
 	a, err := s.agents.getIn(r.Context(), principalFrom(r.Context()).Tenant, id)
 	if err != nil {
 		return a, notFoundOr(err, "agent", id)
 	}
-	return a, nil
+	return s.versionedAgent(r, a)
 }
 
 // getAgent: GET /v1/agents/{id}.
@@ -68,14 +75,38 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a)
 }
 
-// updateAgent: PUT /v1/agents/{id}. Fields present in the body replace the
-// stored ones; absent fields keep their values.
+// updateAgent: PUT /v1/agents/{id}[?draft=true]. Fields present in the
+// body replace the stored ones; absent fields keep their values. The
+// result is the agent's next version, published — or, with draft=true, a
+// draft over the latest version (drafts included), which the agent does
+// not serve until it is published.
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
 	id := r.PathValue("id")
 	cur, err := s.meta.Agent(r.Context(), p.Tenant, id)
 	if err != nil {
 		writeError(w, notFoundOr(err, "agent", id))
+		return
+	}
+	draft := false
+	switch r.URL.Query().Get("draft") {
+	case "", "false":
+	case "true":
+		if s.versions == nil {
+			writeError(w, invalid("query parameter \"draft\": this server keeps no versions"))
+			return
+		}
+		draft = true
+		vs, err := s.versions.AgentVersions(r.Context(), p.Tenant, id)
+		if err != nil {
+			writeError(w, notFoundOr(err, "agent", id))
+			return
+		}
+		if len(vs) > 0 {
+			cur = vs[0].Agent
+		}
+	default:
+		writeError(w, invalid("query parameter \"draft\": want true or false"))
 		return
 	}
 	a := cur
@@ -89,7 +120,15 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if err := s.meta.UpdateAgent(r.Context(), a); err != nil {
+	switch {
+	case draft:
+		a, err = s.versions.SaveAgentDraft(r.Context(), a, p.Key.Name)
+	case s.versions != nil:
+		a, err = s.versions.SaveAgent(r.Context(), a, p.Key.Name, true)
+	default:
+		err = s.meta.UpdateAgent(r.Context(), a)
+	}
+	if err != nil {
 		if errors.Is(err, meta.ErrConflict) {
 			writeError(w, nameTaken("an agent", a.Name))
 			return

@@ -342,6 +342,9 @@ func newOpenAPIFixtures(t *testing.T, e *testEnv) *openapiFixtures {
 		"knowledge_base_ids": []string{kb.ID}, "tool_ids": []string{tool.ID},
 	})
 	f.subst["agt_support"] = a.ID
+	// A second version (the same configuration), so that rollback and
+	// diff have one before the published one.
+	must(e.do(e.admin, "PUT", "/v1/agents/"+a.ID, map[string]any{"system_prompt": "You answer questions about our shop."}, nil), 200, "agent version 2")
 	var ans struct {
 		SessionID string `json:"session_id"`
 		MessageID string `json:"message_id"`

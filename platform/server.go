@@ -172,6 +172,9 @@ type Server struct {
 	// before (audit.go); audit keeps the log, nil when the store has none.
 	getters map[string]http.HandlerFunc
 	audit   auditStore
+	// versions keeps agents' versions (versions.go); nil when the store
+	// has none.
+	versions versionStore
 	// a2aTasks are the A2A tasks: those this replica runs, and the store
 	// (a2aserver.go).
 	a2aTasks *a2aTaskStore
@@ -308,6 +311,9 @@ func New(cfg Config) (*Server, error) {
 	if as, ok := cfg.Meta.(auditStore); ok {
 		s.audit = as
 	}
+	if vs, ok := cfg.Meta.(versionStore); ok {
+		s.versions = vs
+	}
 	if ls, ok := cfg.Meta.(ledgerStore); ok {
 		s.ledger = newLedger(ls, cfg.Logger)
 	}
@@ -396,6 +402,9 @@ func (s *Server) routes() {
 	s.handle("GET /v1/agents/{id}", need(viewer), s.getAgent)
 	s.handle("PUT /v1/agents/{id}", need(builder), s.updateAgent)
 	s.handle("DELETE /v1/agents/{id}", need(builder), s.deleteAgent)
+	if s.versions != nil {
+		s.versionRoutes()
+	}
 
 	s.handle("GET /v1/sessions", need(viewer), s.listSessions)
 	s.handle("GET /v1/sessions/{id}", need(viewer), s.getSession)

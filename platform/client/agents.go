@@ -32,8 +32,11 @@ type Agent struct {
 	Enabled          *bool     `json:"enabled,omitzero"`
 	Timeouts         *Timeouts `json:"timeouts,omitzero"`
 	Remote           *Remote   `json:"remote,omitzero"`
-	CreatedAt        time.Time `json:"created_at,omitzero"`
-	UpdatedAt        time.Time `json:"updated_at,omitzero"`
+	// Version is the saved version this configuration is; of an agent
+	// read, its published version (set by the server, ignored in a save).
+	Version   int       `json:"version,omitzero"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // IsEnabled reports whether the agent answers chats (an unset Enabled

@@ -156,7 +156,11 @@ type Agent struct {
 	// Memory is the agent's memory beyond its window: running summaries
 	// and long-term memory of its end users (docs/memory.md). Nil keeps
 	// the plain window.
-	Memory    *Memory   `json:"memory,omitempty"`
+	Memory *Memory `json:"memory,omitempty"`
+	// Version is the number of the saved version this configuration is
+	// (see [AgentVersion]): for the agent served, its published version.
+	// Set by the store; 0 for an agent not saved since versions exist.
+	Version   int       `json:"version,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

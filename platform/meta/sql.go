@@ -460,6 +460,21 @@ var migrations = []string{
 	);
 	CREATE INDEX audit_log_at ON audit_log(tenant_id, at, id);
 	CREATE INDEX audit_log_resource ON audit_log(tenant_id, resource_id, at)`,
+	// Versions of agents: every save is one; the agents row holds the
+	// published one (see versions.go). The agents saved before become
+	// their version 1, published.
+	`CREATE TABLE agent_versions (
+		tenant_id TEXT NOT NULL,
+		agent_id TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		config TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		created_by TEXT NOT NULL,
+		published_at {int64} NOT NULL,
+		PRIMARY KEY (tenant_id, agent_id, version)
+	);
+	INSERT INTO agent_versions (tenant_id, agent_id, version, config, created_at, created_by, published_at)
+		SELECT tenant_id, id, 1, config, updated_at, '', updated_at FROM agents`,
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -766,15 +781,51 @@ func (s *SQL) deleteOne(ctx context.Context, op, q string, args ...any) error {
 	return nil
 }
 
-// CreateAgent implements [Store].
+// CreateAgent implements [Store]: the agent is stored with its version 1,
+// published.
 func (s *SQL) CreateAgent(ctx context.Context, a Agent) error {
-	cfg, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("meta: create agent: %w", err)
-	}
-	_, err = s.exec(ctx, `INSERT INTO agents (tenant_id, id, name, config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.TenantID, a.ID, a.Name, string(cfg), micros(a.CreatedAt), micros(a.UpdatedAt))
-	return wrap("create agent "+a.Name, err)
+	_, err := s.SaveAgent(ctx, a, "", true)
+	return err
+}
+
+// SaveAgent stores a new agent (create) or a new configuration of one, as
+// its next version (see versions.go), saved by by: published — the
+// agent's row, which serves traffic — or, when publish is false, a draft
+// (an existing agent's only). It returns a with its Version set.
+func (s *SQL) SaveAgent(ctx context.Context, a Agent, by string, publish bool) (Agent, error) {
+	op := "save agent " + a.Name
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		// The agent's row first: it locks the agent (PostgreSQL), so
+		// concurrent saves number their versions one after the other.
+		res, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE agents SET updated_at = updated_at WHERE tenant_id = ? AND id = ?`), a.TenantID, a.ID)
+		if err != nil {
+			return err
+		}
+		exists, _ := res.RowsAffected()
+		if exists == 0 {
+			if !publish {
+				return sql.ErrNoRows
+			}
+			if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO agents (tenant_id, id, name, config, created_at, updated_at) VALUES (?, ?, ?, '{}', ?, ?)`),
+				a.TenantID, a.ID, a.Name, micros(a.CreatedAt), micros(a.UpdatedAt)); err != nil {
+				return err
+			}
+		}
+		if err := s.saveVersion(ctx, tx, &a, by, publish); err != nil {
+			return err
+		}
+		if !publish {
+			return nil
+		}
+		cfg, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.d.rebind(`UPDATE agents SET name = ?, config = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`),
+			a.Name, string(cfg), micros(a.UpdatedAt), a.TenantID, a.ID)
+		return err
+	})
+	return a, wrap(op, err)
 }
 
 func scanAgent(tenant string, sc interface{ Scan(...any) error }) (Agent, error) {
@@ -788,6 +839,9 @@ func scanAgent(tenant string, sc interface{ Scan(...any) error }) (Agent, error)
 	}
 	a.Timeouts.Defaults() // stored before timeouts existed
 	a.TenantID = tenant
+	if a.Version == 0 {
+		a.Version = 1 // saved before versions: the migration made it version 1
+	}
 	return a, nil
 }
 
@@ -821,26 +875,23 @@ func (s *SQL) ListAgents(ctx context.Context, tenant string) ([]Agent, error) {
 	return agents, wrap("list agents", rows.Err())
 }
 
-// UpdateAgent implements [Store].
+// UpdateAgent implements [Store]: the configuration is stored as the
+// agent's next version, published.
 func (s *SQL) UpdateAgent(ctx context.Context, a Agent) error {
-	cfg, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("meta: update agent: %w", err)
+	if _, err := s.Agent(ctx, a.TenantID, a.ID); err != nil {
+		return err
 	}
-	res, err := s.exec(ctx, `UPDATE agents SET name = ?, config = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
-		a.Name, string(cfg), micros(a.UpdatedAt), a.TenantID, a.ID)
-	if err != nil {
-		return wrap("update agent "+a.ID, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("meta: update agent %s: %w", a.ID, ErrNotFound)
-	}
-	return nil
+	_, err := s.SaveAgent(ctx, a, "", true)
+	return err
 }
 
-// DeleteAgent implements [Store].
+// DeleteAgent implements [Store]: the agent and its versions.
 func (s *SQL) DeleteAgent(ctx context.Context, tenant, id string) error {
-	return s.deleteOne(ctx, "delete agent "+id, `DELETE FROM agents WHERE tenant_id = ? AND id = ?`, tenant, id)
+	if err := s.deleteOne(ctx, "delete agent "+id, `DELETE FROM agents WHERE tenant_id = ? AND id = ?`, tenant, id); err != nil {
+		return err
+	}
+	_, err := s.exec(ctx, `DELETE FROM agent_versions WHERE tenant_id = ? AND agent_id = ?`, tenant, id)
+	return wrap("delete versions of agent "+id, err)
 }
 
 // CreateSession implements [Store].
