@@ -50,7 +50,8 @@ func TestKeyCreateListRevoke(t *testing.T) {
 		t.Fatal("a revoked key still works")
 	}
 
-	// The admin key cannot be revoked; a tenant key cannot manage keys.
+	// The admin key cannot be revoked; a tenant key below owner cannot
+	// manage keys.
 	if r := runCLI(t, ctx, p.vars(), "", "key", "revoke", "admin"); r.code != exitFailure || !strings.Contains(r.stderr, "admin key") {
 		t.Fatalf("revoke admin: code %d stderr %q", r.code, r.stderr)
 	}
@@ -60,7 +61,7 @@ func TestKeyCreateListRevoke(t *testing.T) {
 	}
 	vars := p.vars()
 	vars["WEFT_API_KEY"] = k.Key
-	if r := runCLI(t, ctx, vars, "", "key", "create", "more"); r.code != exitFailure || !strings.Contains(r.stderr, "admin key") {
+	if r := runCLI(t, ctx, vars, "", "key", "create", "more"); r.code != exitFailure || !strings.Contains(r.stderr, "needs the owner role") {
 		t.Fatalf("create with a tenant key: code %d stderr %q", r.code, r.stderr)
 	}
 	if r := runCLI(t, ctx, p.vars(), "", "key", "revoke", "nobody"); r.code != exitFailure || !strings.Contains(r.stderr, "not found") {
