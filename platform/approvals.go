@@ -8,15 +8,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/weftlabs/weft/ai"
 	"github.com/weftlabs/weft/llm"
 	"github.com/weftlabs/weft/platform/api"
 	"github.com/weftlabs/weft/platform/meta"
 	"github.com/weftlabs/weft/platform/turn"
 	"github.com/weftlabs/weft/tool"
+	"github.com/weftlabs/weft/workflow"
 )
 
 // A person in the loop, in a chat: an agent's tool_approvals make calls of
@@ -33,11 +31,6 @@ import (
 // maxApprovalExpr bounds an approval expression's source.
 const maxApprovalExpr = 1 << 10
 
-// approvalEnv is what an approval expression reads: the call's arguments.
-type approvalEnv struct {
-	Args map[string]any `expr:"args"`
-}
-
 // approver compiles an agent's tool_approvals into the engine's approver.
 func approver(approvals map[string]string) (tool.Approver, error) {
 	out := tool.Approvals{}
@@ -51,32 +44,30 @@ func approver(approvals map[string]string) (tool.Approver, error) {
 			if len(policy) > maxApprovalExpr {
 				return nil, fmt.Errorf("tool %q: the expression exceeds %d bytes", name, maxApprovalExpr)
 			}
-			prog, err := expr.Compile(policy, expr.Env(approvalEnv{}), expr.AsBool(), expr.MaxNodes(500))
+			cond, err := workflow.NewCondition("args", policy)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: want \"always\", \"never\" or an expression over args: %v", name, err)
 			}
-			out[name] = exprApprover{prog}
+			out[name] = exprApprover{cond}
 		}
 	}
 	return out, nil
 }
 
-// exprApprover asks an expression about a call's arguments. Arguments that
-// are not a JSON object, and an expression that fails on them, make the
-// call wait: a person sees what the model sent.
-type exprApprover struct{ prog *vm.Program }
+// exprApprover asks an expression about a call's arguments, under the
+// workflow conditions' guard (a tenant's expression makes bounded values
+// and stops within a second). Arguments that are not a JSON object, and an
+// expression that fails on them, make the call wait: a person sees what
+// the model sent.
+type exprApprover struct{ cond *workflow.Condition }
 
-func (a exprApprover) NeedsApproval(_ context.Context, call llm.ToolCall) (bool, error) {
-	var env approvalEnv
-	if json.Unmarshal([]byte(call.Arguments), &env.Args) != nil {
+func (a exprApprover) NeedsApproval(ctx context.Context, call llm.ToolCall) (bool, error) {
+	var args map[string]any
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil {
 		return true, nil
 	}
-	out, err := expr.Run(a.prog, env)
-	if err != nil {
-		return true, nil
-	}
-	b, _ := out.(bool)
-	return b, nil
+	wait, err := a.cond.Eval(ctx, args)
+	return wait || err != nil, nil
 }
 
 // interruptOf is a paused turn's interrupt as the session keeps it.

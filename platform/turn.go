@@ -161,8 +161,8 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		usage  llm.Usage
 		out    *ai.Outcome
 		runErr error
-		said   bool // the model said some of its answer
-		paused *meta.SessionInterrupt
+		said   bool           // the model said some of its answer
+		paused *api.Interrupt // the interrupt the turn paused for
 	)
 	send := func(ev turn.Event) bool { return in.sink(ev) == nil }
 	for ev, err := range eng.eng.Run(ctx, at) {
@@ -207,11 +207,11 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 			ok = true
 		case ai.EventInterrupt:
 			// Stored by the engine; the session row lists it.
-			paused = interruptOf(ev.Interrupt, in.answerID)
-			s.setInterrupt(ctx, in.session, in.interrupt, paused)
 			ss := in.session
-			ss.Interrupt = paused
-			ok = send(turn.Event{Kind: turn.Interrupted, Interrupt: interruptAPI(ss)})
+			ss.Interrupt = interruptOf(ev.Interrupt, in.answerID)
+			s.setInterrupt(ctx, in.session, in.interrupt, ss.Interrupt)
+			paused = interruptAPI(ss)
+			ok = send(turn.Event{Kind: turn.Interrupted, Interrupt: paused})
 		case ai.EventDone:
 			out = ev.Outcome
 			ok = true
@@ -259,11 +259,7 @@ func (s *Server) runTurn(ctx context.Context, in turnInput) (*turn.Answer, *turn
 		s.metrics.toolCalls.WithLabelValues(map[bool]string{true: "error", false: "ok"}[x.IsError]).Inc()
 		ans.ToolCalls[i] = *toolOutcome(x)
 	}
-	if paused != nil {
-		ss := in.session
-		ss.Interrupt = paused
-		ans.Interrupt = interruptAPI(ss)
-	}
+	ans.Interrupt = paused
 	ans.LatencyMS = time.Since(start).Milliseconds()
 	ans.CostUSD = obs.finish("ok", out.Usage, "")
 	return ans, nil
